@@ -1,0 +1,174 @@
+import Foundation
+
+/// What a call may add to an authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1).
+public struct AuthorizationOptions: Sendable {
+    /// The scopes to ask for; `nil` uses the configuration's scopes.
+    public var scopes: [String]?
+    /// `prompt` values (`none`, `login`, `consent`, `select_account`, `create`).
+    public var prompt: [String]
+    /// `login_hint`
+    public var loginHint: String?
+    /// `max_age`, in seconds: the longest time since the user last authenticated.
+    public var maxAge: Int?
+    /// `acr_values`
+    public var acrValues: [String]
+    /// `ui_locales`
+    public var uiLocales: [String]
+    /// `resource` indicators (RFC 8707), one parameter each.
+    public var resources: [URL]
+    /// `response_mode` (`query`, `fragment`, `form_post`…); `nil` lets the server choose.
+    public var responseMode: String?
+    /// The redirect URI; `nil` uses the configuration's.
+    public var redirectURI: URL?
+    /// Any other parameters. The ones the library sets (state, PKCE, nonce…) cannot be
+    /// overridden here.
+    public var additionalParameters: [String: String]
+
+    /// Creates options.
+    public init(
+        scopes: [String]? = nil,
+        prompt: [String] = [],
+        loginHint: String? = nil,
+        maxAge: Int? = nil,
+        acrValues: [String] = [],
+        uiLocales: [String] = [],
+        resources: [URL] = [],
+        responseMode: String? = nil,
+        redirectURI: URL? = nil,
+        additionalParameters: [String: String] = [:]
+    ) {
+        self.scopes = scopes
+        self.prompt = prompt
+        self.loginHint = loginHint
+        self.maxAge = maxAge
+        self.acrValues = acrValues
+        self.uiLocales = uiLocales
+        self.resources = resources
+        self.responseMode = responseMode
+        self.redirectURI = redirectURI
+        self.additionalParameters = additionalParameters
+    }
+}
+
+/// An authorization request in flight: the URL to open in a browser and the secrets to
+/// keep until the callback arrives (state, nonce, PKCE verifier).
+///
+/// It is `Codable` so an app can keep it across a restart; store it where you would store
+/// a token. Its `description` shows no secret.
+public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The URL to open in the user's browser.
+    public let url: URL
+    /// The redirect URI the response must come back to.
+    public let redirectURI: URL
+    /// The `state` sent; the response must carry the same.
+    public let state: String
+    /// The `nonce` sent (when `openid` is in scope); the ID token must carry the same.
+    public let nonce: String?
+    /// The PKCE verifier, sent with the code to the token endpoint.
+    public let codeVerifier: String
+    /// The scopes asked for.
+    public let scopes: [String]
+    /// The `max_age` asked for, if any.
+    public let maxAge: Int?
+    /// The issuer the response must name in `iss` (RFC 9207), if the server has one.
+    public let issuer: String?
+    /// `true` when the server promised an `iss` parameter, which makes it mandatory.
+    public let requiresIssuerParameter: Bool
+    /// When the request was made.
+    public let createdAt: Date
+
+    /// Builds the request: PKCE S256, a fresh `state`, and a `nonce` when `openid` is
+    /// among the scopes.
+    static func make(
+        metadata: ServerMetadata,
+        configuration: ClientConfiguration,
+        options: AuthorizationOptions,
+        now: Date
+    ) throws(OAuth2Error) -> AuthorizationRequest {
+        guard let endpoint = metadata.authorizationEndpoint else {
+            throw .client(.missingEndpoint, "The server has no authorization endpoint.")
+        }
+        try EndpointPolicy.validate(endpoint, name: "authorization endpoint")
+        guard let redirectURI = options.redirectURI ?? configuration.redirectURI else {
+            throw .client(.invalidConfiguration, "An authorization request needs a redirect URI.")
+        }
+        guard redirectURI.scheme != nil, redirectURI.fragment == nil else {
+            throw .client(.invalidConfiguration, "The redirect URI must be absolute and have no fragment.")
+        }
+        let scopes = options.scopes ?? configuration.scopes
+        let pkce = try PKCE()
+        let state = SecureRandom.token()
+        let nonce = scopes.contains("openid") ? SecureRandom.token() : nil
+
+        var parameters: [(String, String)] = [
+            ("response_type", "code"),
+            ("client_id", configuration.clientID),
+            ("redirect_uri", redirectURI.absoluteString),
+        ]
+        if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: " "))) }
+        parameters.append(("state", state))
+        if let nonce { parameters.append(("nonce", nonce)) }
+        parameters.append(("code_challenge", pkce.challenge))
+        parameters.append(("code_challenge_method", pkce.method))
+        if let responseMode = options.responseMode { parameters.append(("response_mode", responseMode)) }
+        if !options.prompt.isEmpty { parameters.append(("prompt", options.prompt.joined(separator: " "))) }
+        if let loginHint = options.loginHint { parameters.append(("login_hint", loginHint)) }
+        if let maxAge = options.maxAge { parameters.append(("max_age", String(maxAge))) }
+        if !options.acrValues.isEmpty { parameters.append(("acr_values", options.acrValues.joined(separator: " "))) }
+        if !options.uiLocales.isEmpty { parameters.append(("ui_locales", options.uiLocales.joined(separator: " "))) }
+        for resource in options.resources { parameters.append(("resource", resource.absoluteString)) }
+        parameters.appendExtras(configuration.additionalParameters[.authorization] ?? [:])
+        parameters.appendExtras(options.additionalParameters)
+
+        let url = try endpoint.appendingQuery(parameters)
+        let issuer = metadata.issuer
+        return AuthorizationRequest(
+            url: url,
+            redirectURI: redirectURI,
+            state: state,
+            nonce: nonce,
+            codeVerifier: pkce.verifier,
+            scopes: scopes,
+            maxAge: options.maxAge,
+            issuer: issuer,
+            requiresIssuerParameter: metadata.authorizationResponseIssParameterSupported == true,
+            createdAt: now
+        )
+    }
+
+    /// The URL with its secrets redacted.
+    public var description: String {
+        "AuthorizationRequest(url: \(Redactor.url(url)), redirectURI: \(redirectURI.absoluteString))"
+    }
+}
+
+extension Array where Element == (String, String) {
+    /// Appends extra parameters in a stable order, skipping names already present: a
+    /// caller's extras can add to a request, never replace what the library set.
+    mutating func appendExtras(_ extras: [String: String]) {
+        let present = Set(map(\.0))
+        for (name, value) in extras.sorted(by: { $0.key < $1.key }) where !present.contains(name) {
+            append((name, value))
+        }
+    }
+}
+
+extension URL {
+    /// This URL with `parameters` appended to its query (existing query items are kept,
+    /// as RFC 6749 §3.1 requires).
+    func appendingQuery(_ parameters: [(String, String)]) throws(OAuth2Error) -> URL {
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
+            throw .client(.invalidConfiguration, "The endpoint URL cannot be parsed.")
+        }
+        let encoded = FormURLEncoding.encode(parameters)
+        if let existing = components.percentEncodedQuery, !existing.isEmpty {
+            components.percentEncodedQuery = existing + "&" + encoded
+        } else {
+            components.percentEncodedQuery = encoded
+        }
+        guard let url = components.url else {
+            throw .client(.invalidConfiguration, "The authorization URL cannot be built.")
+        }
+        return url
+    }
+}

@@ -1,0 +1,300 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+/// The stateless OAuth 2.0 client: every operation against one authorization server, for
+/// one client registration.
+///
+/// An `OAuth2Client` holds no tokens — it turns a grant into a ``TokenSet``, a token into
+/// an introspection result, a callback URL into a checked ``AuthorizationResponse``. It is
+/// an immutable `Sendable` value: share it freely between tasks.
+///
+/// ```swift
+/// let client = try await OAuth2Client.discover(
+///     issuer: URL(string: "https://accounts.example.com")!,
+///     configuration: ClientConfiguration(clientID: "cli", clientSecret: "s3cret"))
+/// let tokens = try await client.requestToken(.clientCredentials(scopes: ["read"]))
+/// ```
+///
+/// Every method throws ``OAuth2Error`` (errors thrown by your own ``HTTPInterceptor``s
+/// pass through unchanged).
+public struct OAuth2Client: Sendable {
+    /// The server's metadata (discovered or built by hand).
+    public let metadata: ServerMetadata
+    /// The client's configuration.
+    public let configuration: ClientConfiguration
+    let pipeline: HTTPPipeline
+    let now: @Sendable () -> Date
+
+    /// The `User-Agent` sent when the request has none.
+    public static let defaultUserAgent = "swift-oauth2/0.1"
+
+    /// The logger used when none is given: label `swift-oauth2`.
+    public static var defaultLogger: Logger { Logger(label: "swift-oauth2") }
+
+    /// Creates a client for a server whose metadata you have.
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for an unusable configuration;
+    ///   ``OAuth2Error/Code/insecureEndpoint`` when an endpoint is neither HTTPS nor on a
+    ///   loopback host.
+    public init(
+        metadata: ServerMetadata,
+        configuration: ClientConfiguration,
+        transport: any HTTPTransport = URLSessionTransport.shared,
+        interceptors: [any HTTPInterceptor] = [],
+        logger: Logger = OAuth2Client.defaultLogger,
+        userAgent: String = OAuth2Client.defaultUserAgent
+    ) throws {
+        try self.init(
+            metadata: metadata,
+            configuration: configuration,
+            pipeline: HTTPPipeline(
+                transport: transport,
+                interceptors: interceptors,
+                logger: logger,
+                userAgent: userAgent,
+                additionalHeaders: configuration.additionalHeaders
+            ),
+            now: { Date() }
+        )
+    }
+
+    init(
+        metadata: ServerMetadata,
+        configuration: ClientConfiguration,
+        pipeline: HTTPPipeline,
+        now: @escaping @Sendable () -> Date
+    ) throws(OAuth2Error) {
+        try configuration.validate()
+        for (name, kind) in ServerMetadata.knownFields where kind == .url {
+            if let url = metadata.url(name) {
+                try EndpointPolicy.validate(url, name: name.replacingOccurrences(of: "_", with: " "))
+            }
+        }
+        self.metadata = metadata
+        self.configuration = configuration
+        self.pipeline = pipeline
+        self.now = now
+    }
+
+    /// Discovers the issuer's metadata (see ``Discovery``) and creates a client for it.
+    ///
+    /// - Parameter cache: where discovered metadata is kept; concurrent discoveries of one
+    ///   issuer share one fetch.
+    /// - Throws: ``OAuth2Error/Code/issuerMismatch`` when a document names another issuer;
+    ///   ``OAuth2Error/Code/insecureEndpoint``; transport and HTTP errors.
+    public static func discover(
+        issuer: URL,
+        configuration: ClientConfiguration,
+        transport: any HTTPTransport = URLSessionTransport.shared,
+        interceptors: [any HTTPInterceptor] = [],
+        logger: Logger = OAuth2Client.defaultLogger,
+        userAgent: String = OAuth2Client.defaultUserAgent,
+        cache: MetadataCache = .shared
+    ) async throws -> OAuth2Client {
+        let pipeline = HTTPPipeline(
+            transport: transport,
+            interceptors: interceptors,
+            logger: logger,
+            userAgent: userAgent,
+            additionalHeaders: configuration.additionalHeaders
+        )
+        let now: @Sendable () -> Date = { Date() }
+        let metadata = try await cache.metadata(for: issuer) {
+            try await Discovery.fetch(issuer: issuer, pipeline: pipeline, now: now)
+        }
+        return try OAuth2Client(metadata: metadata, configuration: configuration, pipeline: pipeline, now: now)
+    }
+
+    /// The logger this client writes to.
+    public var logger: Logger { pipeline.logger }
+
+    func endpoint(_ url: URL?, _ name: String) throws(OAuth2Error) -> URL {
+        guard let url else {
+            throw .client(.missingEndpoint, "The server has no \(name).")
+        }
+        return url
+    }
+}
+
+// MARK: - Authorization code flow
+
+extension OAuth2Client {
+    /// Builds an authorization request: the URL to open in a browser, and the state, nonce
+    /// and PKCE verifier to keep until the callback.
+    ///
+    /// PKCE (S256) and `state` are always on; a `nonce` is added when `openid` is among the
+    /// scopes.
+    public func authorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) throws
+        -> AuthorizationRequest
+    {
+        try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now())
+    }
+
+    /// Checks a callback (state, `iss`, errors) and exchanges its code for tokens.
+    ///
+    /// - Parameters:
+    ///   - callbackURL: the URL the browser was redirected to.
+    ///   - request: the request that started the flow.
+    /// - Throws: ``OAuth2Error/Code/stateMismatch``, ``OAuth2Error/Code/issuerMismatch``,
+    ///   the authorization server's error (`access_denied`…), or the token endpoint's.
+    ///   A callback that fails a check never reaches the token endpoint.
+    public func completeAuthorization(callbackURL: URL, request: AuthorizationRequest) async throws -> TokenSet {
+        let response = try AuthorizationResponse(callbackURL: callbackURL, request: request)
+        return try await exchangeCode(response, request: request)
+    }
+
+    /// Exchanges a checked authorization code for tokens.
+    public func exchangeCode(_ response: AuthorizationResponse, request: AuthorizationRequest) async throws -> TokenSet {
+        let grant = Grant.authorizationCode(
+            code: response.code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
+        return try await requestToken(grant, requestedScopes: request.scopes)
+    }
+}
+
+// MARK: - Token endpoint
+
+extension OAuth2Client {
+    /// Sends a grant to the token endpoint and returns the tokens.
+    ///
+    /// The client authenticates with the configured method (or the one chosen from
+    /// `token_endpoint_auth_methods_supported`); the configuration's extra token
+    /// parameters and headers are added.
+    ///
+    /// - Parameter requestedScopes: the scopes to assume when the response omits `scope`
+    ///   (defaults to the grant's).
+    public func requestToken(_ grant: Grant, requestedScopes: [String]? = nil) async throws -> TokenSet {
+        let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
+        var parameters: [(String, String)] = [("grant_type", grant.type)]
+        parameters += grant.parameters
+        let (response, body, sentAt) = try await post(
+            url, parameters: parameters, kind: .token,
+            authMethods: metadata.tokenEndpointAuthMethodsSupported)
+        return try TokenSet.parse(
+            response: response,
+            body: body,
+            requestedScopes: requestedScopes ?? grant.requestedScopes ?? (grant.type == "client_credentials" || grant.type == "password" ? configuration.scopes.nilIfEmpty : nil),
+            sentAt: sentAt,
+            receivedAt: now()
+        )
+    }
+
+    /// `client_credentials`: tokens for the client itself.
+    public func clientCredentials(scopes: [String]? = nil) async throws -> TokenSet {
+        try await requestToken(.clientCredentials(scopes: scopes ?? configuration.scopes))
+    }
+
+    /// `password`: the resource owner's credentials (legacy servers only; RFC 9700 forbids
+    /// it for new deployments).
+    public func password(username: String, password: String, scopes: [String]? = nil) async throws -> TokenSet {
+        try await requestToken(.password(username: username, password: password, scopes: scopes ?? configuration.scopes))
+    }
+
+    /// Refreshes `tokens` and merges the answer into them: a response without a refresh
+    /// token keeps the current one (Glewlwyd), one with a new refresh token replaces it
+    /// (rotation, as django-oauth-toolkit does).
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidRequest`` when `tokens` has no refresh token;
+    ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) when the refresh token is
+    ///   dead.
+    public func refresh(_ tokens: TokenSet, scopes: [String] = []) async throws -> TokenSet {
+        guard let refreshToken = tokens.refreshToken else {
+            throw OAuth2Error.client(.invalidRequest, "The token set has no refresh token.")
+        }
+        let refreshed = try await requestToken(.refreshToken(refreshToken, scopes: scopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
+        return tokens.merging(refreshed: refreshed)
+    }
+}
+
+// MARK: - Revocation and introspection
+
+extension OAuth2Client {
+    /// Revokes a token (RFC 7009). Revoking a refresh token usually revokes the access
+    /// tokens issued with it.
+    ///
+    /// Per RFC 7009 §2.2 a server answers 200 for an unknown or already invalid token too,
+    /// so success means "this token no longer works", not "this token existed".
+    public func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
+        let url = try endpoint(metadata.revocationEndpoint, "revocation endpoint")
+        var parameters = [("token", token)]
+        if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
+        let (response, body, _) = try await post(
+            url, parameters: parameters, kind: .revocation,
+            authMethods: metadata.revocationEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported)
+        let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
+        if let error = ResponseParsing.error(in: response, members: members, kind: .revocation, now: now()) {
+            throw error
+        }
+    }
+
+    /// Asks the introspection endpoint (RFC 7662) whether a token is active, and what it
+    /// grants.
+    public func introspect(_ token: String, hint: TokenTypeHint? = nil) async throws -> IntrospectionResponse {
+        let url = try endpoint(metadata.introspectionEndpoint, "introspection endpoint")
+        var parameters = [("token", token)]
+        if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
+        let (response, body, _) = try await post(
+            url, parameters: parameters, kind: .introspection,
+            authMethods: metadata.introspectionEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported)
+        return try IntrospectionResponse.parse(response: response, body: body, receivedAt: now())
+    }
+}
+
+// MARK: - Sending
+
+extension OAuth2Client {
+    /// POSTs an authenticated form request: the client's authentication is applied, the
+    /// configuration's extras for `kind` are added. Returns the response, its body and the
+    /// time the request was sent.
+    func post(
+        _ url: URL,
+        parameters: [(String, String)],
+        kind: RequestKind,
+        authMethods: [String]?
+    ) async throws -> (HTTPResponse, Data, Date) {
+        var request = try HTTPRequest.make(method: .post, url: url)
+        request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+        var parameters = parameters
+        let method = configuration.resolvedAuthenticationMethod(supported: authMethods)
+        try ClientAuthentication.apply(method, configuration: configuration, to: &request, parameters: &parameters)
+        parameters.appendExtras(configuration.additionalParameters[kind] ?? [:])
+        let body = Data(FormURLEncoding.encode(parameters).utf8)
+        let sentAt = now()
+        let (response, responseBody) = try await pipeline.send(request, body: body, kind: kind)
+        return (response, responseBody, sentAt)
+    }
+}
+
+/// Client authentication at the token, revocation and introspection endpoints.
+enum ClientAuthentication {
+    static func apply(
+        _ method: ClientAuthenticationMethod,
+        configuration: ClientConfiguration,
+        to request: inout HTTPRequest,
+        parameters: inout [(String, String)]
+    ) throws(OAuth2Error) {
+        switch method {
+        case .clientSecretBasic:
+            request.headerFields[.authorization] = try basicAuthorization(configuration)
+        case .clientSecretPost:
+            guard let secret = configuration.clientSecret, !secret.isEmpty else {
+                throw .client(.invalidConfiguration, "client_secret_post needs a client secret.")
+            }
+            parameters.append(("client_id", configuration.clientID))
+            parameters.append(("client_secret", secret))
+        case .none:
+            parameters.append(("client_id", configuration.clientID))
+        default:
+            throw .client(.invalidConfiguration, "The client authentication method \(method) is not supported.")
+        }
+    }
+
+    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1.
+    static func basicAuthorization(_ configuration: ClientConfiguration) throws(OAuth2Error) -> String {
+        guard let secret = configuration.clientSecret, !secret.isEmpty else {
+            throw .client(.invalidConfiguration, "client_secret_basic needs a client secret.")
+        }
+        let credentials = FormURLEncoding.encode(configuration.clientID) + ":" + FormURLEncoding.encode(secret)
+        return "Basic " + Data(credentials.utf8).base64EncodedString()
+    }
+}

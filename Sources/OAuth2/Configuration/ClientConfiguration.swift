@@ -1,0 +1,174 @@
+import Foundation
+import HTTPTypes
+
+/// The kinds of request the client sends, used to attach extra parameters and headers to
+/// one kind only (and to tell interceptors what they are looking at).
+public enum RequestKind: String, Sendable, Hashable, CaseIterable {
+    /// Metadata discovery (`.well-known` documents).
+    case discovery
+    /// The front-channel authorization request (a URL, not sent by the client).
+    case authorization
+    /// Any request to the token endpoint.
+    case token
+    /// Token revocation (RFC 7009).
+    case revocation
+    /// Token introspection (RFC 7662).
+    case introspection
+    /// The OpenID Connect UserInfo endpoint.
+    case userInfo
+    /// Device authorization (RFC 8628).
+    case deviceAuthorization
+    /// Pushed authorization requests (RFC 9126).
+    case pushedAuthorization
+    /// Dynamic client registration (RFC 7591).
+    case registration
+    /// The JWKS document.
+    case jwks
+}
+
+/// How the client authenticates to the token, revocation and introspection endpoints
+/// (RFC 6749 §2.3, OIDC Core §9). An open set, spelled as the metadata spells it.
+public struct ClientAuthenticationMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
+    /// The registered name (`client_secret_basic`…).
+    public let rawValue: String
+    /// Creates a method from its registered name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates a method from a string literal.
+    public init(stringLiteral value: String) { self.rawValue = value }
+    /// The registered name.
+    public var description: String { rawValue }
+
+    /// HTTP Basic with the form-urlencoded client id and secret (RFC 6749 §2.3.1).
+    public static let clientSecretBasic: Self = "client_secret_basic"
+    /// `client_id` and `client_secret` in the request body.
+    public static let clientSecretPost: Self = "client_secret_post"
+    /// A public client: `client_id` in the body, no secret.
+    public static let none: Self = "none"
+}
+
+/// Everything the client knows about itself: identity, credentials, redirect URI, default
+/// scopes, and the extras some servers need.
+///
+/// ```swift
+/// var configuration = ClientConfiguration(clientID: "my-app", redirectURI: URL(string: "http://127.0.0.1/callback")!)
+/// configuration.scopes = ["openid", "profile"]
+/// configuration.additionalParameters[.token] = ["audience": "https://api.example.com"]
+/// ```
+public struct ClientConfiguration: Sendable, CustomStringConvertible {
+    /// The client identifier issued by the authorization server.
+    public var clientID: String
+    /// The client secret, for confidential clients. Never logged, never printed.
+    public var clientSecret: String?
+    /// The client authentication method. When `nil`, it is chosen from the server's
+    /// `token_endpoint_auth_methods_supported`: `none` without a secret, else
+    /// `client_secret_basic` when supported (the RFC default), else `client_secret_post`.
+    public var authenticationMethod: ClientAuthenticationMethod?
+    /// The redirect URI registered for this client.
+    public var redirectURI: URL?
+    /// The scopes asked for when a call does not name its own.
+    public var scopes: [String]
+    /// Extra parameters added to every request of a kind (for example `audience` at the
+    /// token endpoint). A parameter the library sets itself is never overridden by these.
+    public var additionalParameters: [RequestKind: [String: String]]
+    /// Extra headers added to every request of a kind.
+    public var additionalHeaders: [RequestKind: HTTPFields]
+
+    /// Creates a configuration.
+    public init(
+        clientID: String,
+        clientSecret: String? = nil,
+        authenticationMethod: ClientAuthenticationMethod? = nil,
+        redirectURI: URL? = nil,
+        scopes: [String] = [],
+        additionalParameters: [RequestKind: [String: String]] = [:],
+        additionalHeaders: [RequestKind: HTTPFields] = [:]
+    ) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.authenticationMethod = authenticationMethod
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.additionalParameters = additionalParameters
+        self.additionalHeaders = additionalHeaders
+    }
+
+    /// Checks what can be checked without a server: a client id, a usable redirect URI
+    /// (absolute, no fragment — RFC 6749 §3.1.2), a secret when a secret method is chosen.
+    public func validate() throws(OAuth2Error) {
+        guard !clientID.isEmpty else {
+            throw .client(.invalidConfiguration, "The client id is empty.")
+        }
+        if let redirectURI {
+            guard redirectURI.scheme != nil, redirectURI.fragment == nil else {
+                throw .client(.invalidConfiguration, "The redirect URI must be absolute and have no fragment.")
+            }
+        }
+        if let method = authenticationMethod, method == .clientSecretBasic || method == .clientSecretPost,
+            clientSecret?.isEmpty ?? true
+        {
+            throw .client(.invalidConfiguration, "\(method) needs a client secret.")
+        }
+    }
+
+    /// The method to use with a server that supports `supported` (nil: not advertised).
+    func resolvedAuthenticationMethod(supported: [String]?) -> ClientAuthenticationMethod {
+        if let authenticationMethod { return authenticationMethod }
+        guard let secret = clientSecret, !secret.isEmpty else { return .none }
+        guard let supported, !supported.isEmpty else { return .clientSecretBasic }
+        if supported.contains(ClientAuthenticationMethod.clientSecretBasic.rawValue) { return .clientSecretBasic }
+        if supported.contains(ClientAuthenticationMethod.clientSecretPost.rawValue) { return .clientSecretPost }
+        return .clientSecretBasic
+    }
+
+    /// The configuration without its secret.
+    public var description: String {
+        var parts = ["clientID: \(clientID)"]
+        if clientSecret != nil { parts.append("clientSecret: \(Redactor.placeholder)") }
+        if let authenticationMethod { parts.append("authenticationMethod: \(authenticationMethod)") }
+        if let redirectURI { parts.append("redirectURI: \(redirectURI.absoluteString)") }
+        if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        return "ClientConfiguration(\(parts.joined(separator: ", ")))"
+    }
+}
+
+/// The rule every endpoint obeys: HTTPS, except on a loopback host (127.0.0.0/8, ::1,
+/// `localhost`), where plain HTTP is allowed for development and native-app redirects.
+public enum EndpointPolicy {
+    /// Throws ``OAuth2Error/Code/insecureEndpoint`` unless `url` may be used as an endpoint.
+    /// - Parameter name: the endpoint's name, for the error message.
+    public static func validate(_ url: URL, name: String) throws(OAuth2Error) {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw .client(.insecureEndpoint, "The \(name) is not an absolute URL.")
+        }
+        if url.fragment != nil {
+            throw .client(.invalidConfiguration, "The \(name) must not have a fragment (RFC 6749 §3.1).")
+        }
+        switch scheme {
+        case "https":
+            return
+        case "http" where isLoopback(host: host):
+            return
+        default:
+            throw .client(
+                .insecureEndpoint,
+                "The \(name) \(Redactor.url(url)) must use HTTPS (plain HTTP is allowed only on loopback hosts)."
+            )
+        }
+    }
+
+    /// `true` for `localhost`, any 127.0.0.0/8 address and `::1`.
+    public static func isLoopback(host rawHost: String) -> Bool {
+        var host = rawHost.lowercased()
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" { return true }
+        if host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets[0] == "127" else { return false }
+        return octets.allSatisfy { octet in
+            guard let value = UInt8(octet), octet.count <= 3 else { return false }
+            return String(value) == octet || octet == "0"
+        }
+    }
+}

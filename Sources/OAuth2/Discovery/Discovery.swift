@@ -1,0 +1,143 @@
+import Foundation
+import HTTPTypes
+
+/// Fetching an issuer's metadata: OpenID Connect Discovery first, then RFC 8414.
+///
+/// 1. `GET {issuer}/.well-known/openid-configuration`.
+/// 2. When that document is missing, or lacks one of ``Discovery/wantedEndpoints``
+///    (django-oauth-toolkit's omits introspection, revocation and registration), also
+///    `GET {origin}/.well-known/oauth-authorization-server{issuer path}` (RFC 8414 §3.1).
+///    Members of the OpenID document win; missing ones are filled from the RFC 8414 one.
+/// 3. In every document, `issuer` must equal the requested issuer exactly (character for
+///    character), or discovery fails with ``OAuth2Error/Code/issuerMismatch``.
+public enum Discovery {
+    /// Endpoints worth a second request when the OpenID document lacks them.
+    public static let wantedEndpoints = [
+        "token_endpoint", "revocation_endpoint", "introspection_endpoint", "registration_endpoint",
+    ]
+
+    /// The OpenID Connect discovery URL of an issuer.
+    public static func openIDConfigurationURL(for issuer: URL) -> URL {
+        let text = issuer.absoluteString
+        let base = text.hasSuffix("/") ? String(text.dropLast()) : text
+        return URL(string: base + "/.well-known/openid-configuration") ?? issuer
+    }
+
+    /// The RFC 8414 metadata URL of an issuer: the well-known segment goes between the
+    /// origin and the issuer's path.
+    public static func authorizationServerMetadataURL(for issuer: URL) -> URL {
+        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return issuer }
+        var path = components.percentEncodedPath
+        if path.hasSuffix("/") { path.removeLast() }
+        components.percentEncodedPath = "/.well-known/oauth-authorization-server" + path
+        components.percentEncodedQuery = nil
+        return components.url ?? issuer
+    }
+
+    static func fetch(issuer: URL, pipeline: HTTPPipeline, now: @Sendable () -> Date) async throws -> ServerMetadata {
+        try EndpointPolicy.validate(issuer, name: "issuer")
+        guard issuer.query == nil else {
+            throw OAuth2Error.client(.invalidConfiguration, "An issuer has no query component (RFC 8414 §2).")
+        }
+        let expected = issuer.absoluteString
+        let openID: ServerMetadata?
+        do {
+            openID = try await document(openIDConfigurationURL(for: issuer), expected: expected, pipeline: pipeline, now: now)
+        } catch let error as OAuth2Error where error.code == .httpError || error.code == .invalidResponse {
+            // Not an OpenID provider (404, or no JSON there): RFC 8414 may still answer.
+            openID = nil
+        }
+        if let openID, wantedEndpoints.allSatisfy({ openID.fields[$0] != nil }) {
+            return openID
+        }
+        do {
+            let oauth = try await document(
+                authorizationServerMetadataURL(for: issuer), expected: expected, pipeline: pipeline, now: now)
+            return openID?.filling(from: oauth) ?? oauth
+        } catch let error as OAuth2Error where error.code == .httpError || error.code == .invalidResponse {
+            // No RFC 8414 document: the OpenID one (if any) is all there is.
+            guard let openID else { throw error }
+            return openID
+        }
+    }
+
+    private static func document(
+        _ url: URL,
+        expected: String,
+        pipeline: HTTPPipeline,
+        now: @Sendable () -> Date
+    ) async throws -> ServerMetadata {
+        let request = try HTTPRequest.make(method: .get, url: url)
+        let (response, body) = try await pipeline.send(request, body: nil, kind: .discovery)
+        guard response.status.kind == .successful else {
+            if let error = ResponseParsing.error(in: response, members: nil, kind: .discovery, now: now()), error.isTransient {
+                throw error
+            }
+            throw OAuth2Error(
+                .httpError, source: .server, message: "No metadata at \(url.absoluteString).",
+                statusCode: response.status.code)
+        }
+        guard let fields = JSONValue.parseObject(body) else {
+            throw OAuth2Error.invalidResponse("The metadata at \(url.absoluteString) is not a JSON object.")
+        }
+        let metadata = try ServerMetadata(fields: fields)
+        guard metadata.issuer == expected else {
+            throw OAuth2Error.client(
+                .issuerMismatch,
+                "The metadata at \(url.absoluteString) names the issuer \(metadata.issuer.map { "\"\(Redactor.sanitizeServerText($0, limit: 200))\"" } ?? "(none)"), not \"\(expected)\"."
+            )
+        }
+        return metadata
+    }
+}
+
+/// Discovered metadata, cached per issuer, with concurrent lookups of one issuer sharing
+/// one fetch.
+public actor MetadataCache {
+    /// The cache ``OAuth2Client/discover(issuer:configuration:transport:interceptors:logger:cache:)``
+    /// uses by default.
+    public static let shared = MetadataCache()
+
+    private struct Entry {
+        var metadata: ServerMetadata
+        var fetchedAt: ContinuousClock.Instant
+    }
+
+    private let timeToLive: Duration
+    private var entries: [String: Entry] = [:]
+    private var inFlight: [String: Task<ServerMetadata, any Error>] = [:]
+
+    /// Creates a cache whose entries live `timeToLive` (default one hour).
+    public init(timeToLive: Duration = .seconds(3600)) {
+        self.timeToLive = timeToLive
+    }
+
+    /// Forgets an issuer's metadata (after a key rotation or a configuration change).
+    public func invalidate(issuer: URL) {
+        entries[issuer.absoluteString] = nil
+    }
+
+    /// Forgets everything.
+    public func removeAll() {
+        entries.removeAll()
+    }
+
+    func metadata(
+        for issuer: URL,
+        load: @escaping @Sendable () async throws -> ServerMetadata
+    ) async throws -> ServerMetadata {
+        let key = issuer.absoluteString
+        if let entry = entries[key], entry.fetchedAt.duration(to: .now) < timeToLive {
+            return entry.metadata
+        }
+        if let task = inFlight[key] {
+            return try await task.value
+        }
+        let task = Task { try await load() }
+        inFlight[key] = task
+        defer { inFlight[key] = nil }
+        let metadata = try await task.value
+        entries[key] = Entry(metadata: metadata, fetchedAt: .now)
+        return metadata
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+
+/// The one error type of swift-oauth2.
+///
+/// Every failure — an RFC 6749 error answered by the authorization server, a rejected
+/// response, a broken connection, an unsafe configuration — is an `OAuth2Error` with a
+/// stable ``code`` and the context that explains it. Switch on ``code`` (it is an open set,
+/// so new codes never break your `switch`), or ask the two questions most callers need:
+/// ``isTransient`` (try again later, keep the tokens) and ``requiresReauthorization``
+/// (the user has to sign in again).
+///
+/// An error never carries a token, a code, a verifier, a password or a client secret in
+/// its message.
+public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
+    /// Where an error comes from.
+    public enum Source: String, Sendable, Hashable {
+        /// The authorization server (or resource server) answered with an error.
+        case server
+        /// The response or the callback failed one of the library's checks, or the
+        /// configuration is unusable.
+        case client
+        /// The request did not complete: connection, TLS, timeout.
+        case transport
+    }
+
+    /// The error code: an RFC 6749 §5.2 / §4.1.2.1 code (or an extension code) when the
+    /// server sent one, else one of the library's own codes.
+    public var code: Code
+    /// Where the error comes from.
+    public var source: Source
+    /// A human-readable explanation: the server's `error_description`, or the library's.
+    public var message: String?
+    /// The server's `error_uri`, when it sent one.
+    public var uri: String?
+    /// The HTTP status of the response that carried the error, if any.
+    public var statusCode: Int?
+    /// How long the server asked the client to wait (`Retry-After`), in seconds.
+    public var retryAfter: TimeInterval?
+    /// The error code exactly as the server spelled it, when the library mapped it to
+    /// another code (Glewlwyd's `scope_invalid` becomes ``Code/invalidScope``).
+    public var serverCode: String?
+    /// The lower-level error (URLError, NIO or TLS errors), when there is one.
+    public var underlyingError: (any Error & Sendable)?
+
+    /// Creates an error.
+    public init(
+        _ code: Code,
+        source: Source,
+        message: String? = nil,
+        uri: String? = nil,
+        statusCode: Int? = nil,
+        retryAfter: TimeInterval? = nil,
+        serverCode: String? = nil,
+        underlyingError: (any Error & Sendable)? = nil
+    ) {
+        self.code = code
+        self.source = source
+        self.message = message
+        self.uri = uri
+        self.statusCode = statusCode
+        self.retryAfter = retryAfter
+        self.serverCode = serverCode
+        self.underlyingError = underlyingError
+    }
+
+    /// `true` when trying again later may succeed and the tokens in hand must be kept:
+    /// network failures, timeouts, HTTP 5xx, HTTP 429, `server_error` and
+    /// `temporarily_unavailable`.
+    public var isTransient: Bool {
+        switch code {
+        case .network, .timeout, .serverError, .temporarilyUnavailable, .slowDown:
+            return true
+        default:
+            break
+        }
+        if let statusCode, statusCode == 429 || (500...599).contains(statusCode) {
+            return true
+        }
+        return false
+    }
+
+    /// `true` when the grant in hand is dead and the user has to authorize again:
+    /// `invalid_grant`, `access_denied`, `expired_token`, `login_required`,
+    /// `consent_required`, `interaction_required`, `account_selection_required`.
+    public var requiresReauthorization: Bool {
+        switch code {
+        case .invalidGrant, .accessDenied, .expiredToken, .loginRequired, .consentRequired,
+            .interactionRequired, .accountSelectionRequired:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// One line: code, source, HTTP status and message. Never contains a secret.
+    public var description: String {
+        var text = "OAuth2Error.\(code.rawValue)"
+        if let serverCode, serverCode != code.rawValue { text += " (server said \"\(serverCode)\")" }
+        if let statusCode { text += " [HTTP \(statusCode)]" }
+        if let message, !message.isEmpty { text += ": \(message)" }
+        if let retryAfter { text += " (retry after \(Int(retryAfter.rounded(.up))) s)" }
+        if let underlyingError, source == .transport { text += " — \(String(describing: underlyingError))" }
+        return text
+    }
+}
+
+extension OAuth2Error {
+    /// A stable error code. RFC codes keep their registered spelling; the library's own
+    /// codes are spelled in the same `snake_case` style.
+    public struct Code: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral,
+        CustomStringConvertible
+    {
+        /// The code's spelling.
+        public let rawValue: String
+        /// Creates a code from its spelling.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates a code from a string literal.
+        public init(stringLiteral value: String) { self.rawValue = value }
+        /// The code's spelling.
+        public var description: String { rawValue }
+
+        // RFC 6749 §5.2 (token endpoint)
+        /// `invalid_request`
+        public static let invalidRequest: Code = "invalid_request"
+        /// `invalid_client`
+        public static let invalidClient: Code = "invalid_client"
+        /// `invalid_grant`
+        public static let invalidGrant: Code = "invalid_grant"
+        /// `unauthorized_client`
+        public static let unauthorizedClient: Code = "unauthorized_client"
+        /// `unsupported_grant_type`
+        public static let unsupportedGrantType: Code = "unsupported_grant_type"
+        /// `invalid_scope`
+        public static let invalidScope: Code = "invalid_scope"
+        // RFC 6749 §4.1.2.1 (authorization endpoint)
+        /// `access_denied`
+        public static let accessDenied: Code = "access_denied"
+        /// `unsupported_response_type`
+        public static let unsupportedResponseType: Code = "unsupported_response_type"
+        /// `server_error`
+        public static let serverError: Code = "server_error"
+        /// `temporarily_unavailable`
+        public static let temporarilyUnavailable: Code = "temporarily_unavailable"
+        // RFC 6750 (resource servers)
+        /// `invalid_token`
+        public static let invalidToken: Code = "invalid_token"
+        /// `insufficient_scope`
+        public static let insufficientScope: Code = "insufficient_scope"
+        // RFC 8628 (device flow)
+        /// `authorization_pending`
+        public static let authorizationPending: Code = "authorization_pending"
+        /// `slow_down`
+        public static let slowDown: Code = "slow_down"
+        /// `expired_token`
+        public static let expiredToken: Code = "expired_token"
+        // RFC 9449 (DPoP)
+        /// `invalid_dpop_proof`
+        public static let invalidDPoPProof: Code = "invalid_dpop_proof"
+        /// `use_dpop_nonce`
+        public static let useDPoPNonce: Code = "use_dpop_nonce"
+        // RFC 9126 / RFC 9101
+        /// `invalid_request_uri`
+        public static let invalidRequestURI: Code = "invalid_request_uri"
+        /// `invalid_request_object`
+        public static let invalidRequestObject: Code = "invalid_request_object"
+        // OpenID Connect Core §3.1.2.6
+        /// `interaction_required`
+        public static let interactionRequired: Code = "interaction_required"
+        /// `login_required`
+        public static let loginRequired: Code = "login_required"
+        /// `account_selection_required`
+        public static let accountSelectionRequired: Code = "account_selection_required"
+        /// `consent_required`
+        public static let consentRequired: Code = "consent_required"
+        // RFC 8693
+        /// `invalid_target`
+        public static let invalidTarget: Code = "invalid_target"
+
+        // The library's own codes.
+        /// The configuration cannot work (missing client id, bad redirect URI, …).
+        public static let invalidConfiguration: Code = "invalid_configuration"
+        /// An endpoint is not HTTPS and not on a loopback host.
+        public static let insecureEndpoint: Code = "insecure_endpoint"
+        /// The server's metadata has no endpoint for the requested operation.
+        public static let missingEndpoint: Code = "missing_endpoint"
+        /// The `state` of an authorization response is missing or differs from the one sent.
+        public static let stateMismatch: Code = "state_mismatch"
+        /// An `issuer` (in a metadata document or an RFC 9207 `iss` parameter) is missing or
+        /// differs from the expected one.
+        public static let issuerMismatch: Code = "issuer_mismatch"
+        /// The callback did not arrive at the registered redirect URI.
+        public static let redirectMismatch: Code = "redirect_mismatch"
+        /// A response could not be understood, or lacks a required member.
+        public static let invalidResponse: Code = "invalid_response"
+        /// A non-success HTTP status without a usable error object.
+        public static let httpError: Code = "http_error"
+        /// The connection failed (refused, reset, DNS, closed early).
+        public static let network: Code = "network"
+        /// The request timed out.
+        public static let timeout: Code = "timeout"
+        /// TLS failed: an untrusted or invalid certificate, a handshake failure.
+        public static let tls: Code = "tls"
+        /// The operation was cancelled.
+        public static let cancelled: Code = "cancelled"
+    }
+}
+
+extension OAuth2Error {
+    /// Codes some servers send under a non-standard name, mapped to the registered one.
+    static let serverCodeAliases: [String: Code] = [
+        "scope_invalid": .invalidScope,  // Glewlwyd
+        "invalid_scopes": .invalidScope,
+        "client_invalid": .invalidClient,
+        "grant_invalid": .invalidGrant,
+        "unsupported_grant": .unsupportedGrantType,
+    ]
+
+    /// Builds an error from an RFC 6749 error object (`error`, `error_description`,
+    /// `error_uri`).
+    static func fromServer(
+        error rawCode: String,
+        description: String?,
+        uri: String?,
+        statusCode: Int?,
+        retryAfter: TimeInterval?
+    ) -> OAuth2Error {
+        let normalized = rawCode.trimmingCharacters(in: .whitespaces)
+        let code = serverCodeAliases[normalized.lowercased()] ?? Code(rawValue: normalized)
+        return OAuth2Error(
+            code,
+            source: .server,
+            message: description.map { Redactor.sanitizeServerText($0) },
+            uri: uri,
+            statusCode: statusCode,
+            retryAfter: retryAfter,
+            serverCode: code.rawValue == normalized ? nil : normalized
+        )
+    }
+
+    static func client(_ code: Code, _ message: String) -> OAuth2Error {
+        OAuth2Error(code, source: .client, message: message)
+    }
+
+    static func invalidResponse(_ message: String, statusCode: Int? = nil) -> OAuth2Error {
+        OAuth2Error(.invalidResponse, source: .client, message: message, statusCode: statusCode)
+    }
+}

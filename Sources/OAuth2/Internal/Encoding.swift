@@ -1,0 +1,131 @@
+import Foundation
+
+/// base64url without padding (RFC 4648 §5), as JOSE and PKCE use it.
+enum Base64URL {
+    static func encode<D: DataProtocol>(_ data: D) -> String {
+        Data(data).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Strict decoding: only the base64url alphabet, no padding, no whitespace.
+    static func decode(_ text: some StringProtocol) -> Data? {
+        var base64 = ""
+        base64.reserveCapacity(text.utf8.count + 3)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                base64.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: "-"): base64.append("+")
+            case UInt8(ascii: "_"): base64.append("/")
+            default: return nil
+            }
+        }
+        if base64.utf8.count % 4 == 1 { return nil }
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}
+
+/// `application/x-www-form-urlencoded` as the WHATWG URL standard defines it, which is what
+/// RFC 6749 Appendix B asks for: `*-._` and alphanumerics stay, a space becomes `+`,
+/// every other byte of the UTF-8 form is percent-encoded.
+enum FormURLEncoding {
+    static func encode(_ string: String) -> String {
+        var out = ""
+        out.reserveCapacity(string.utf8.count)
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"),
+                UInt8(ascii: "."), UInt8(ascii: "_"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                out.append("+")
+            default:
+                out.append("%")
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return out
+    }
+
+    static func encode(_ parameters: [(String, String)]) -> String {
+        parameters.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
+    }
+
+    /// Decodes a form body or a query string into ordered pairs. Returns `nil` when a
+    /// percent escape is malformed or the bytes are not UTF-8.
+    static func decode(_ text: some StringProtocol) -> [(String, String)]? {
+        var result: [(String, String)] = []
+        for part in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = unescape(pieces[0]) else { return nil }
+            let value = pieces.count > 1 ? unescape(pieces[1]) : ""
+            guard let value else { return nil }
+            result.append((name, value))
+        }
+        return result
+    }
+
+    private static func unescape(_ text: some StringProtocol) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"):
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue)
+                else { return nil }
+                bytes.append(high << 4 | low)
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    private static let hexDigits: [Character] = Array("0123456789ABCDEF")
+}
+
+/// Compares two strings in time that depends only on their lengths, so a mismatching
+/// `state` or `nonce` leaks nothing through timing.
+func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+    let left = Array(lhs.utf8)
+    let right = Array(rhs.utf8)
+    var difference = UInt8(left.count == right.count ? 0 : 1)
+    let count = max(left.count, right.count)
+    for index in 0..<count {
+        let a = index < left.count ? left[index] : 0
+        let b = index < right.count ? right[index] : 0
+        difference |= a ^ b
+    }
+    return difference == 0
+}
+
+/// Random values from the system CSPRNG.
+enum SecureRandom {
+    static func bytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    /// `byteCount` random bytes as base64url: 32 bytes give 43 characters (256 bits).
+    static func token(byteCount: Int = 32) -> String {
+        Base64URL.encode(bytes(byteCount))
+    }
+}

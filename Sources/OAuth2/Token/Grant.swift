@@ -1,0 +1,78 @@
+import Foundation
+
+/// A grant presented at the token endpoint: its `grant_type` and parameters.
+///
+/// ```swift
+/// let tokens = try await client.requestToken(.clientCredentials(scopes: ["read"]))
+/// let exchanged = try await client.requestToken(
+///     .extension(type: "urn:ietf:params:oauth:grant-type:token-exchange", parameters: [...]))
+/// ```
+public struct Grant: Sendable, CustomStringConvertible {
+    /// The `grant_type` value.
+    public let type: String
+    /// The grant's parameters, in order (client authentication is added separately).
+    public let parameters: [(String, String)]
+    /// The scopes asked for, used when the response omits `scope`.
+    public let requestedScopes: [String]?
+
+    /// Creates any grant.
+    public init(type: String, parameters: [(String, String)], requestedScopes: [String]? = nil) {
+        self.type = type
+        self.parameters = parameters
+        self.requestedScopes = requestedScopes
+    }
+
+    /// `authorization_code` with its PKCE verifier (RFC 6749 §4.1.3, RFC 7636 §4.5).
+    public static func authorizationCode(code: String, redirectURI: URL, codeVerifier: String) -> Grant {
+        Grant(
+            type: "authorization_code",
+            parameters: [("code", code), ("redirect_uri", redirectURI.absoluteString), ("code_verifier", codeVerifier)]
+        )
+    }
+
+    /// `client_credentials` (RFC 6749 §4.4).
+    public static func clientCredentials(scopes: [String] = []) -> Grant {
+        Grant(type: "client_credentials", parameters: scopeParameter(scopes), requestedScopes: scopes.nilIfEmpty)
+    }
+
+    /// `password` (RFC 6749 §4.3; deprecated by RFC 9700, kept for legacy servers).
+    public static func password(username: String, password: String, scopes: [String] = []) -> Grant {
+        Grant(
+            type: "password",
+            parameters: [("username", username), ("password", password)] + scopeParameter(scopes),
+            requestedScopes: scopes.nilIfEmpty
+        )
+    }
+
+    /// `refresh_token` (RFC 6749 §6). `scopes` may narrow the grant; empty keeps it.
+    public static func refreshToken(_ refreshToken: String, scopes: [String] = []) -> Grant {
+        Grant(
+            type: "refresh_token",
+            parameters: [("refresh_token", refreshToken)] + scopeParameter(scopes),
+            requestedScopes: scopes.nilIfEmpty
+        )
+    }
+
+    /// An extension grant (RFC 6749 §4.5): a grant type URI and its parameters, e.g. the
+    /// JWT bearer grant (RFC 7523) or the device code grant (RFC 8628).
+    public static func `extension`(type: String, parameters: [String: String]) -> Grant {
+        Grant(
+            type: type,
+            parameters: parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            requestedScopes: ResponseParsing.scopes(parameters["scope"])
+        )
+    }
+
+    /// The grant type and parameter names; values are redacted unless harmless.
+    public var description: String {
+        "Grant(\(type): \(Redactor.parameters(parameters)))"
+    }
+
+    private static func scopeParameter(_ scopes: [String]) -> [(String, String)] {
+        scopes.isEmpty ? [] : [("scope", scopes.joined(separator: " "))]
+    }
+}
+
+extension Array where Element == String {
+    var nilIfEmpty: [String]? { isEmpty ? nil : self }
+}

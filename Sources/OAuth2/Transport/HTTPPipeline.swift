@@ -1,0 +1,96 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+/// The path every request of the library takes: default headers, the configuration's extra
+/// headers, interceptors, the transport, one log line per exchange, error mapping.
+struct HTTPPipeline: Sendable {
+    var transport: any HTTPTransport
+    var interceptors: [any HTTPInterceptor]
+    var logger: Logger
+    var userAgent: String
+    var additionalHeaders: [RequestKind: HTTPFields]
+
+    /// Sends one request. Only ``OAuth2Error`` comes out of the library's own code;
+    /// an error thrown by an interceptor is passed through unchanged.
+    func send(
+        _ original: HTTPRequest,
+        body originalBody: Data?,
+        kind: RequestKind
+    ) async throws -> (HTTPResponse, Data) {
+        var request = original
+        var body = originalBody
+        if request.headerFields[.userAgent] == nil { request.headerFields[.userAgent] = userAgent }
+        if request.headerFields[.accept] == nil { request.headerFields[.accept] = "application/json" }
+        for field in additionalHeaders[kind] ?? [:] where request.headerFields[field.name] == nil {
+            request.headerFields.append(field)
+        }
+        for interceptor in interceptors {
+            try await interceptor.willSend(&request, body: &body, kind: kind)
+        }
+        if Task.isCancelled {
+            throw OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled before it was sent.")
+        }
+        let redactedURL = request.url.map(Redactor.url) ?? Redactor.placeholder
+        let started = ContinuousClock.now
+        let response: HTTPResponse
+        let responseBody: Data
+        do {
+            (response, responseBody) = try await transport.send(request, body: body)
+        } catch {
+            let mapped = Self.map(error)
+            logger.debug(
+                "\(request.method) \(redactedURL) failed: \(mapped.code)",
+                metadata: ["oauth2.kind": "\(kind.rawValue)", "oauth2.ms": "\(started.millisecondsSinceNow)"]
+            )
+            throw mapped
+        }
+        var metadata: Logger.Metadata = [
+            "oauth2.kind": "\(kind.rawValue)",
+            "oauth2.ms": "\(started.millisecondsSinceNow)",
+            "oauth2.bytes": "\(responseBody.count)",
+        ]
+        if logger.logLevel <= .trace {
+            if let body, let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) {
+                metadata["oauth2.request"] = "\(Redactor.parameters(pairs))"
+            }
+            metadata["oauth2.requestHeaders"] = "\(Redactor.headers(request.headerFields))"
+            if let members = ResponseParsing.members(of: responseBody, contentType: response.headerFields[.contentType]) {
+                metadata["oauth2.response"] =
+                    "\(members.keys.sorted().map { "\($0)=\(Redactor.value(members[$0]?.stringValue ?? "…", forParameter: $0))" }.joined(separator: "&"))"
+            }
+        }
+        logger.debug("\(request.method) \(redactedURL) → \(response.status.code)", metadata: metadata)
+        for interceptor in interceptors {
+            await interceptor.didReceive(response, body: responseBody, for: request, kind: kind)
+        }
+        return (response, responseBody)
+    }
+
+    static func map(_ error: any Error) -> OAuth2Error {
+        switch error {
+        case let error as OAuth2Error: return error
+        case is CancellationError:
+            return OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled.")
+        default:
+            return OAuth2Error(.network, source: .transport, message: "The request failed.", underlyingError: error)
+        }
+    }
+}
+
+extension ContinuousClock.Instant {
+    var millisecondsSinceNow: Int64 {
+        let elapsed = ContinuousClock.now - self
+        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+extension HTTPRequest {
+    /// A request for an absolute URL; throws instead of building a request without a host.
+    static func make(method: Method, url: URL) throws(OAuth2Error) -> HTTPRequest {
+        guard url.scheme != nil, let host = url.host, !host.isEmpty else {
+            throw .client(.invalidConfiguration, "The URL \(Redactor.url(url)) is not absolute.")
+        }
+        return HTTPRequest(method: method, url: url)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import HTTPTypesFoundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An ``HTTPTransport`` over `URLSession` (FoundationNetworking on Linux).
+///
+/// The session is ephemeral: no cookies, no cache, no credential storage, and redirects
+/// are not followed. Server trust is the platform's: on Linux that is the system CA bundle;
+/// to trust a private CA use `AsyncHTTPClientTransport`, which takes a CA bundle.
+public final class URLSessionTransport: HTTPTransport {
+    /// The transport the library uses when none is given.
+    public static let shared = URLSessionTransport()
+
+    private let session: URLSession
+    private let options: TransportOptions
+
+    /// Creates a transport with its own ephemeral session.
+    public init(options: TransportOptions = TransportOptions()) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCredentialStorage = nil
+        configuration.timeoutIntervalForRequest = options.timeout.timeInterval
+        configuration.timeoutIntervalForResource = options.timeout.timeInterval
+        self.session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+        self.options = options
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Sends the request; throws ``OAuth2Error`` with source `.transport` on failure.
+    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        guard var urlRequest = URLRequest(httpRequest: request) else {
+            throw OAuth2Error.client(.invalidConfiguration, "The request has no valid URL.")
+        }
+        urlRequest.httpBody = body
+        urlRequest.timeoutInterval = options.timeout.timeInterval
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: urlRequest)
+        } catch {
+            throw Self.map(error)
+        }
+        guard let http = response as? HTTPURLResponse, let httpResponse = http.httpResponse else {
+            throw OAuth2Error.invalidResponse("The response is not HTTP.")
+        }
+        guard data.count <= options.maximumResponseSize else {
+            throw OAuth2Error.invalidResponse(
+                "The response body is larger than \(options.maximumResponseSize) bytes.",
+                statusCode: httpResponse.status.code
+            )
+        }
+        return (httpResponse, data)
+    }
+
+    static func map(_ error: any Error) -> OAuth2Error {
+        if error is CancellationError {
+            return OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled.")
+        }
+        guard let urlError = error as? URLError else {
+            return OAuth2Error(.network, source: .transport, message: "The request failed.")
+        }
+        let code: OAuth2Error.Code
+        switch urlError.code {
+        case .timedOut:
+            code = .timeout
+        case .cancelled:
+            code = .cancelled
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+            .serverCertificateNotYetValid, .secureConnectionFailed, .clientCertificateRejected,
+            .clientCertificateRequired:
+            code = .tls
+        default:
+            code = .network
+        }
+        return OAuth2Error(
+            code,
+            source: .transport,
+            message: "URLSession error \(urlError.code.rawValue)",
+            underlyingError: urlError
+        )
+    }
+}
+
+/// Refuses every redirect: the response of the first hop is returned as it is.
+private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+}

@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import OAuth2
+
+/// An ``OAuth2/HTTPTransport`` over AsyncHTTPClient (SwiftNIO).
+///
+/// Redirects are never followed and the response body is bounded. Server trust can be
+/// narrowed to a private CA: ``TLSOptions/caBundlePath`` names a PEM bundle, and when it is
+/// not set the `SSL_CERT_FILE` environment variable is honoured the way OpenSSL-based tools
+/// honour it; otherwise the system's trust store is used.
+///
+/// A transport created with ``init(options:tls:)`` owns its `HTTPClient`: call
+/// ``shutdown()`` when done, or use ``withTransport(options:tls:_:)``, which does it for you.
+public final class AsyncHTTPClientTransport: HTTPTransport {
+    /// TLS settings.
+    public struct TLSOptions: Sendable {
+        /// A PEM file of the certificate authorities to trust instead of the system's.
+        /// `nil` uses `SSL_CERT_FILE` when it is set, else the system trust store.
+        public var caBundlePath: String?
+        /// The lowest TLS version accepted. Default TLS 1.2.
+        public var minimumTLSVersion: TLSVersion
+
+        /// Creates TLS settings.
+        public init(caBundlePath: String? = nil, minimumTLSVersion: TLSVersion = .tlsv12) {
+            self.caBundlePath = caBundlePath
+            self.minimumTLSVersion = minimumTLSVersion
+        }
+    }
+
+    private let client: HTTPClient
+    private let ownsClient: Bool
+    private let options: TransportOptions
+
+    /// Creates a transport with its own `HTTPClient` on the shared event-loop group.
+    ///
+    /// - Parameter environment: where `SSL_CERT_FILE` is read (the process environment by
+    ///   default).
+    public init(
+        options: TransportOptions = TransportOptions(),
+        tls: TLSOptions = TLSOptions(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+        tlsConfiguration.minimumTLSVersion = tls.minimumTLSVersion
+        if let path = tls.caBundlePath ?? environment["SSL_CERT_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            tlsConfiguration.trustRoots = .file(path)
+        }
+        var configuration = HTTPClient.Configuration(
+            tlsConfiguration: tlsConfiguration,
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .nanoseconds(Self.nanoseconds(options.timeout)), read: .nanoseconds(Self.nanoseconds(options.timeout))),
+            decompression: .enabled(limit: .size(options.maximumResponseSize))
+        )
+        configuration.httpVersion = .automatic
+        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.ownsClient = true
+        self.options = options
+    }
+
+    /// Wraps an `HTTPClient` you own (and shut down). Configure it not to follow redirects.
+    public init(client: HTTPClient, options: TransportOptions = TransportOptions()) {
+        self.client = client
+        self.ownsClient = false
+        self.options = options
+    }
+
+    /// Runs `body` with a new transport and shuts the transport down afterwards, whether
+    /// `body` returns or throws.
+    public static func withTransport<Result: Sendable>(
+        options: TransportOptions = TransportOptions(),
+        tls: TLSOptions = TLSOptions(),
+        _ body: (AsyncHTTPClientTransport) async throws -> Result
+    ) async throws -> Result {
+        let transport = AsyncHTTPClientTransport(options: options, tls: tls)
+        let result: Result
+        do {
+            result = try await body(transport)
+        } catch {
+            try? await transport.shutdown()
+            throw error
+        }
+        try await transport.shutdown()
+        return result
+    }
+
+    /// Shuts down the `HTTPClient` this transport created (no-op for a wrapped client).
+    public func shutdown() async throws {
+        if ownsClient { try await client.shutdown() }
+    }
+
+    /// Sends the request; throws ``OAuth2/OAuth2Error`` with source `.transport` on failure.
+    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        guard let url = request.url else {
+            throw OAuth2Error(.invalidConfiguration, source: .client, message: "The request has no valid URL.")
+        }
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headerFields {
+            outgoing.headers.add(name: field.name.rawName, value: field.value)
+        }
+        if let body {
+            outgoing.body = .bytes(ByteBuffer(bytes: body))
+        }
+        do {
+            let response = try await client.execute(outgoing, timeout: .nanoseconds(Self.nanoseconds(options.timeout)))
+            var fields = HTTPFields()
+            for header in response.headers {
+                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+            }
+            let buffer = try await response.body.collect(upTo: options.maximumResponseSize)
+            let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+            return (HTTPResponse(status: status, headerFields: fields), Data(buffer.readableBytesView))
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    static func map(_ error: any Error) -> OAuth2Error {
+        if let error = error as? OAuth2Error { return error }
+        if error is CancellationError {
+            return OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled.")
+        }
+        if error is NIOTooManyBytesError {
+            return OAuth2Error(.invalidResponse, source: .client, message: "The response body is too large.")
+        }
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+            return OAuth2Error(.tls, source: .transport, message: "TLS failed: \(error)", underlyingError: error)
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
+                .getConnectionFromPoolTimeout:
+                return OAuth2Error(.timeout, source: .transport, message: error.shortDescription, underlyingError: error)
+            case .cancelled, .requestStreamCancelled:
+                return OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled.", underlyingError: error)
+            default:
+                return OAuth2Error(.network, source: .transport, message: error.shortDescription, underlyingError: error)
+            }
+        }
+        return OAuth2Error(.network, source: .transport, message: "The connection failed: \(error)", underlyingError: error)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let parts = duration.components
+        return parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000
+    }
+}
