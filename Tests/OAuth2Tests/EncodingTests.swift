@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import OAuth2
+
+@Suite struct FormURLEncodingTests {
+    @Test func encodesLikeWHATWG() {
+        #expect(FormURLEncoding.encode("a b+c&d=e/é*~") == "a+b%2Bc%26d%3De%2F%C3%A9*%7E")
+        #expect(FormURLEncoding.encode("AZaz09-._*") == "AZaz09-._*")
+    }
+
+    @Test func roundTripsPairsInOrder() throws {
+        let pairs = [("grant_type", "authorization_code"), ("code", "x y+z"), ("redirect_uri", "http://127.0.0.1:9/cb?q=1")]
+        let decoded = try #require(FormURLEncoding.decode(FormURLEncoding.encode(pairs)))
+        #expect(decoded.map(\.0) == pairs.map(\.0))
+        #expect(decoded.map(\.1) == pairs.map(\.1))
+    }
+
+    @Test(arguments: ["a=%", "a=%4", "a=%zz", "a=%C3%28"])
+    func rejectsMalformedEscapes(_ input: String) {
+        #expect(FormURLEncoding.decode(input) == nil)
+    }
+}
+
+@Suite struct Base64URLTests {
+    @Test func encodesWithoutPadding() {
+        #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
+        #expect(Base64URL.encode(Data("abc".utf8)) == "YWJj")
+    }
+
+    @Test func decodesStrictly() {
+        #expect(Base64URL.decode("-_8") == Data([0xFB, 0xFF]))
+        #expect(Base64URL.decode("YWJj=") == nil, "padding is not base64url")
+        #expect(Base64URL.decode("YW Jj") == nil, "whitespace is refused")
+        #expect(Base64URL.decode("+/8") == nil, "the base64 alphabet is refused")
+        #expect(Base64URL.decode("Y") == nil, "a length of 4n+1 is impossible")
+    }
+}
+
+@Suite struct ConstantTimeTests {
+    @Test func comparesContent() {
+        #expect(constantTimeEquals("abc", "abc"))
+        #expect(!constantTimeEquals("abc", "abd"))
+        #expect(!constantTimeEquals("abc", "abcd"))
+        #expect(!constantTimeEquals("", "a"))
+        #expect(constantTimeEquals("", ""))
+    }
+}
+
+@Suite struct JSONValueTests {
+    @Test func keepsIntegersExact() throws {
+        let object = try #require(JSONValue.parseObject(Data(#"{"big": 9007199254740993, "f": 1.5, "s": "x", "n": null, "b": true}"#.utf8)))
+        #expect(object["big"] == .integer(9_007_199_254_740_993))
+        #expect(object["f"] == .number(1.5))
+        #expect(object["n"] == .null)
+        #expect(object["b"] == .bool(true))
+    }
+
+    @Test(arguments: ["", "[1]", "\"x\"", "{", "<html>", "{\"a\":}"])
+    func parseObjectRejectsNonObjects(_ text: String) {
+        #expect(JSONValue.parseObject(Data(text.utf8)) == nil)
+    }
+}

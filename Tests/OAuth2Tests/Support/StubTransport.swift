@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+import Logging
+@testable import OAuth2
+
+/// A transport that answers from a closure and records what was sent. It stands in for
+/// the network only; every rule under test is the library's real code.
+final class StubTransport: HTTPTransport, @unchecked Sendable {
+    struct Sent {
+        var request: HTTPRequest
+        var body: Data?
+        var form: [String: String] {
+            guard let body, let pairs = FormURLEncoding.decode(String(decoding: body, as: UTF8.self)) else { return [:] }
+            return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    private let lock = NSLock()
+    private var _sent: [Sent] = []
+    private let handler: @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
+
+    init(_ handler: @escaping @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)) {
+        self.handler = handler
+    }
+
+    /// Answers every request with the same status, body and content type.
+    convenience init(status: Int = 200, json: String, headers: HTTPFields = [:]) {
+        self.init { _, _ in
+            var fields = headers
+            fields[.contentType] = "application/json"
+            return (HTTPResponse(status: .init(code: status), headerFields: fields), Data(json.utf8))
+        }
+    }
+
+    var sent: [Sent] { lock.withLock { _sent } }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        lock.withLock { _sent.append(Sent(request: request, body: body)) }
+        return try await handler(request, body)
+    }
+}
+
+func response(_ status: Int, _ body: String, contentType: String? = "application/json", headers: HTTPFields = [:]) -> (HTTPResponse, Data) {
+    var fields = headers
+    if let contentType { fields[.contentType] = contentType }
+    return (HTTPResponse(status: .init(code: status), headerFields: fields), Data(body.utf8))
+}
+
+/// Collects every log line, formatted with its metadata, for assertions.
+final class CapturedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _lines: [String] = []
+    var lines: [String] { lock.withLock { _lines } }
+    var text: String { lines.joined(separator: "\n") }
+    func append(_ line: String) { lock.withLock { _lines.append(line) } }
+
+    func logger(level: Logger.Level = .trace) -> Logger {
+        var logger = Logger(label: "test") { _ in CapturingHandler(log: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    struct CapturingHandler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            let meta = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            log.append("\(event.level) \(event.message) \(meta)")
+        }
+    }
+}
+
+enum Fixtures {
+    static let issuer = "https://as.example.com"
+    static let metadata = ServerMetadata(
+        issuer: URL(string: issuer)!,
+        authorizationEndpoint: URL(string: "https://as.example.com/authorize")!,
+        tokenEndpoint: URL(string: "https://as.example.com/token")!,
+        revocationEndpoint: URL(string: "https://as.example.com/revoke")!,
+        introspectionEndpoint: URL(string: "https://as.example.com/introspect")!
+    )
+    static let redirect = URL(string: "http://127.0.0.1:9999/callback")!
+
+    static func configuration(secret: String? = "s3cr3t", method: ClientAuthenticationMethod? = nil) -> ClientConfiguration {
+        ClientConfiguration(clientID: "client-1", clientSecret: secret, authenticationMethod: method, redirectURI: redirect, scopes: ["openid", "read"])
+    }
+
+    static func client(
+        _ transport: any HTTPTransport,
+        metadata: ServerMetadata = Fixtures.metadata,
+        configuration: ClientConfiguration = Fixtures.configuration(),
+        interceptors: [any HTTPInterceptor] = [],
+        logger: Logger = Logger(label: "test")
+    ) throws -> OAuth2Client {
+        try OAuth2Client(metadata: metadata, configuration: configuration, transport: transport, interceptors: interceptors, logger: logger)
+    }
+}
