@@ -212,6 +212,7 @@ extension OAuth2Error {
         "invalid_scopes": .invalidScope,
         "client_invalid": .invalidClient,
         "grant_invalid": .invalidGrant,
+        "invalid_code": .invalidGrant,  // Glewlwyd, for a wrong code or code_verifier
         "unsupported_grant": .unsupportedGrantType,
     ]
 

@@ -1,0 +1,82 @@
+import Foundation
+import HTTPTypes
+import OAuth2
+import Testing
+
+/// Just enough of a browser to sign a test user in: a cookie jar, no redirects followed.
+/// It talks to the servers through the library's own URLSession transport.
+final class Browser: @unchecked Sendable {
+    private(set) var cookies: [String: String] = [:]
+    private let transport = URLSessionTransport()
+
+    @discardableResult
+    func get(_ url: URL) async throws -> (HTTPResponse, Data) {
+        try await send(HTTPRequest(method: .get, url: url), body: nil)
+    }
+
+    func json(_ method: HTTPRequest.Method, _ url: URL, _ body: String) async throws {
+        var request = HTTPRequest(method: method, url: url)
+        request.headerFields[.contentType] = "application/json"
+        let (response, _) = try await send(request, body: Data(body.utf8))
+        #expect(response.status.kind == .successful, "\(method) \(url.path) answered \(response.status.code)")
+    }
+
+    func form(_ url: URL, _ parameters: [(String, String)]) async throws {
+        var request = HTTPRequest(method: .post, url: url)
+        request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+        request.headerFields[.referer] = url.absoluteString
+        let body = parameters.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
+        _ = try await send(request, body: Data(body.utf8))
+    }
+
+    /// GETs `url` and returns the redirect's target.
+    func redirect(from url: URL) async throws -> URL {
+        let (response, body) = try await get(url)
+        guard response.status.kind == .redirection, let location = response.headerFields[.location],
+            let target = URL(string: location, relativeTo: url)?.absoluteURL
+        else {
+            Issue.record("expected a redirect from \(url.path), got \(response.status.code): \(String(decoding: body.prefix(300), as: UTF8.self))")
+            throw CancellationError()
+        }
+        return target
+    }
+
+    private func send(_ original: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        var request = original
+        if !cookies.isEmpty {
+            request.headerFields[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        }
+        let (response, data) = try await transport.send(request, body: body)
+        // URLSession on Linux folds several Set-Cookie headers into one, comma-separated:
+        // a cookie starts at the beginning or after a comma, with `name=` right away.
+        for value in response.headerFields[values: .setCookie] {
+            for match in value.matches(of: /(?:^|,)\s*([^=;,\s]+)=([^;,]*)/) {
+                cookies[String(match.output.1)] = String(match.output.2)
+            }
+        }
+        return (response, data)
+    }
+
+    private static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+/// Counts the requests of each kind a client sends.
+final class RequestCounter: HTTPInterceptor, @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [RequestKind: Int] = [:]
+    private var _total = 0
+
+    func willSend(_ request: inout HTTPRequest, body: inout Data?, kind: RequestKind) async throws {
+        lock.withLock {
+            counts[kind, default: 0] += 1
+            _total += 1
+        }
+    }
+
+    func count(_ kind: RequestKind) -> Int { lock.withLock { counts[kind] ?? 0 } }
+    var total: Int { lock.withLock { _total } }
+}
