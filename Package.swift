@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
+        .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -42,6 +43,12 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "OAuth2Example",
+            dependencies: ["OAuth2", .product(name: "Logging", package: "swift-log")],
+            path: "Sources/OAuth2Example",
             swiftSettings: strictSettings
         ),
         .testTarget(

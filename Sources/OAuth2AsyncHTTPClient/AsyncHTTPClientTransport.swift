@@ -52,7 +52,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tlsConfiguration,
             redirectConfiguration: .disallow,
-            timeout: .init(connect: .nanoseconds(Self.nanoseconds(options.timeout)), read: .nanoseconds(Self.nanoseconds(options.timeout))),
+            timeout: .init(
+                connect: .nanoseconds(Self.nanoseconds(options.connectTimeout)),
+                read: .nanoseconds(Self.nanoseconds(options.timeout))),
             decompression: .enabled(limit: .size(options.maximumResponseSize))
         )
         configuration.httpVersion = .automatic

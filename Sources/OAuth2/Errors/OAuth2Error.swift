@@ -99,7 +99,6 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
         if let statusCode { text += " [HTTP \(statusCode)]" }
         if let message, !message.isEmpty { text += ": \(message)" }
         if let retryAfter { text += " (retry after \(Int(retryAfter.rounded(.up))) s)" }
-        if let underlyingError, source == .transport { text += " — \(String(describing: underlyingError))" }
         return text
     }
 }

@@ -39,13 +39,16 @@ extension HTTPInterceptor {
 public struct TransportOptions: Sendable {
     /// The longest a whole request may take, connection included. Default 30 s.
     public var timeout: Duration
+    /// The longest the connection (TCP and TLS) may take. Default 10 s.
+    public var connectTimeout: Duration
     /// The largest response body accepted; a longer one is an error. Default 1 MiB, far
     /// above any real OAuth response.
     public var maximumResponseSize: Int
 
     /// Creates options.
-    public init(timeout: Duration = .seconds(30), maximumResponseSize: Int = 1 << 20) {
+    public init(timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), maximumResponseSize: Int = 1 << 20) {
         self.timeout = timeout
+        self.connectTimeout = connectTimeout
         self.maximumResponseSize = maximumResponseSize
     }
 }

@@ -85,7 +85,7 @@ public final class URLSessionTransport: HTTPTransport {
         return OAuth2Error(
             code,
             source: .transport,
-            message: "URLSession error \(urlError.code.rawValue)",
+            message: "\(urlError.localizedDescription) (URLError \(urlError.code.rawValue))",
             underlyingError: urlError
         )
     }

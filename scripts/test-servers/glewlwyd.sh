@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Glewlwyd 2.7.5 (Debian package) on 127.0.0.1:4593 for the integration tests.
+#   glewlwyd.sh start   install if missing, (re)start with a fresh seeded DB unless already up
+#   glewlwyd.sh stop    stop it and wait until the port is free
+#   glewlwyd.sh status  exit 0 if it answers
+# Issuer http://127.0.0.1:4593/api/oidc. Seeds user alice/alice-pw, scope read and clients
+# code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
+# code-public (public, PKCE) and cc/cc-secret (client_credentials). State: $STATE/glewlwyd.
+set -euo pipefail
+NAME=glewlwyd
+# shellcheck source=scripts/test-servers/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DIR=$STATE/glewlwyd
+B=$GLEWLWYD_URL ISS=$GLEWLWYD_ISSUER PORT=$GLEWLWYD_PORT
+PIDFILE=$DIR/glewlwyd.pid LOG=$DIR/glewlwyd.log READY=$DIR/ready
+CMD_RE='(^|/)glewlwyd( |$)'   # how our server's command line looks
+
+answers() { curl -sf -o /dev/null --max-time 5 "$ISS/.well-known/openid-configuration"; }
+
+do_status() { answers; }
+
+do_stop() {
+  local pid; pid=$(our_pid "$PIDFILE" "$CMD_RE")
+  [ -z "$pid" ] || stop_pids "$pid"
+  rm -f "$PIDFILE" "$READY"
+  free_port "$PORT" "$CMD_RE"
+}
+
+# Admin REST call: METHOD PATH JSON; fails on a non-2xx answer.
+api() {
+  local r
+  r=$(curl -sS -b "$DIR/admin.jar" -c "$DIR/admin.jar" -X "$1" -H 'Content-Type: application/json' \
+    -d "$3" -w '\n%{http_code}' "$B/api$2")
+  case "${r##*$'\n'}" in 2*) ;; *) log "$1 $2 failed: $r"; return 1 ;; esac
+}
+
+client() {  # id secret confidential authorization-types-json
+  api POST /client/ "$(jq -n --arg id "$1" --arg s "$2" --argjson conf "$3" --arg red "$REDIRECT_URI" --argjson types "$4" \
+    '{client_id:$id, client_name:$id, confidential:$conf, enabled:true, redirect_uri:[$red], post_logout_redirect_uris:$red,
+      authorization_type:$types, scope:["openid","g_profile","read"],
+      token_endpoint_auth_method:(if $conf then ["client_secret_basic","client_secret_post"] else ["none"] end)}
+      + (if $conf then {client_secret:$s} else {} end)')"
+}
+
+seed() {
+  api POST /auth/ '{"username":"admin","password":"password"}'
+  api POST /scope/ '{"name":"read","display_name":"read","description":"read","password_required":false,"scheme":{}}'
+  api POST /user/ "$(jq -n --arg u "$TEST_USER" --arg p "$TEST_PASSWORD" \
+    '{username:$u, password:$p, name:"Alice", email:"alice@example.com", scope:["openid","g_profile","read"], enabled:true}')"
+  # The recipe's OIDC parameters, plus (marked "extra") switches that change nothing for the
+  # seeded clients but let later tests register clients using them: private_key_jwt keys,
+  # encrypted tokens, DPoP-bound clients, per-client refresh rotation, logout channels.
+  local params
+  params=$(jq -n --rawfile key key.pem --rawfile cert pub.pem --arg iss "$ISS" '{
+    iss:$iss, "jwt-type":"rsa", "jwt-key-size":"256", key:$key, cert:$cert, "jwks-show":true,
+    "access-token-duration":3600, "refresh-token-duration":1209600, "code-duration":600, "refresh-token-rolling":true,
+    "allow-non-oidc":true, "auth-type-code-enabled":true, "auth-type-token-enabled":true, "auth-type-id-token-enabled":true,
+    "auth-type-none-enabled":true, "auth-type-password-enabled":true, "auth-type-client-enabled":true,
+    "auth-type-refresh-enabled":true, "auth-type-device-enabled":true, "device-authorization-expiration":600,
+    "device-authorization-interval":1, "pkce-allowed":true, "pkce-method-plain-allowed":false,
+    "introspection-revocation-allowed":true, "introspection-revocation-allow-target-client":true,
+    "register-client-allowed":true, "register-client-auth-scope":[], "register-client-credentials-scope":[],
+    "register-client-management-allowed":true, "session-management-allowed":true,
+    "session-cookie-name":"GLWD_OIDC_SID", "session-cookie-expiration":2592000, "subject-type":"public",
+    "oauth-par-allowed":true, "oauth-par-required":false, "oauth-par-request_uri-prefix":"urn:ietf:params:oauth:request_uri:",
+    "oauth-par-duration":90, "oauth-dpop-allowed":true, "oauth-dpop-iat-duration":60, "oauth-dpop-iat-gap-duration":5,
+    "oauth-as-iss-id":true, "request-parameter-allow":true, "name-claim":"on-demand", "email-claim":"on-demand",
+    # extra
+    "client-pubkey-parameter":"pubkey", "client-jwks-parameter":"jwks", "client-jwks_uri-parameter":"jwks_uri",
+    "request-parameter-allow-encrypted":true, "request-maximum-exp":3600,
+    "encrypt-out-token-allow":true, "client-enc-parameter":"enc", "client-alg-parameter":"alg",
+    "client-alg_kid-parameter":"alg_kid", "client-encrypt_code-parameter":"encrypt_code",
+    "client-encrypt_at-parameter":"encrypt_at", "client-encrypt_userinfo-parameter":"encrypt_userinfo",
+    "client-encrypt_id_token-parameter":"encrypt_id_token", "client-encrypt_refresh_token-parameter":"encrypt_refresh_token",
+    "client-encrypt_introspection-parameter":"encrypt_introspection",
+    "oauth-dpop-dpop_bound_access_tokens-property":"dpop_bound_access_tokens",
+    "refresh-token-one-use":"client-driven", "client-refresh-token-one-use-parameter":"refresh-token-one-use",
+    "auth-type-code-revoke-replayed":true,
+    "front-channel-logout-allowed":true, "back-channel-logout-allowed":true}')
+  api POST /mod/plugin/ "$(jq -n --argjson p "$params" '{module:"oidc", name:"oidc", display_name:"OIDC", parameters:$p}')"
+  client "$CONF_ID" "$CONF_SECRET" true \
+    '["code","token","id_token","refresh_token","delete_token","device_authorization","password","client_credentials"]'
+  client "$PUBLIC_ID" "" false '["code","id_token","refresh_token","delete_token","device_authorization"]'
+  client "$CC_ID" "$CC_SECRET" true '["client_credentials","delete_token"]'
+}
+
+do_start() {
+  local fp pid i t0=$SECONDS
+  fp=$(fingerprint "${BASH_SOURCE[0]}")
+  pid=$(our_pid "$PIDFILE" "$CMD_RE")
+  if [ -n "$pid" ] && [ "$(cat "$READY" 2>/dev/null)" = "$fp" ] && answers; then
+    log "already running (pid $pid)"; return 0
+  fi
+  # shellcheck disable=SC2086  # a word list
+  ensure_debs $GLEWLWYD_DEBS
+  do_stop
+  rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+  zcat /usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz | sqlite3 glewlwyd.db   # creates admin/password
+  openssl genrsa -out key.pem 2048 2>/dev/null; openssl rsa -in key.pem -pubout -out pub.pem 2>/dev/null
+  # NB: never write use_secure_connection=...: any value of it demands TLS key files.
+  cat >glewlwyd.conf <<CONF
+port=$PORT
+bind_address="127.0.0.1"
+external_url="$B"
+login_url="login.html"
+api_prefix="api"
+allow_origin="*"
+log_mode="console"
+log_level="WARNING"
+cookie_secure=0
+session_key="GLEWLWYD2_SESSION_ID"
+session_expiration=2419200
+admin_session_authentication="cookie"
+profile_session_authentication="cookie"
+login_api_enabled=true
+admin_scope="g_admin"
+profile_scope="g_profile"
+user_module_path="/usr/lib/glewlwyd/user"
+client_module_path="/usr/lib/glewlwyd/client"
+user_auth_scheme_module_path="/usr/lib/glewlwyd/scheme"
+plugin_module_path="/usr/lib/glewlwyd/plugin"
+hash_algorithm="SHA512"
+database = { type = "sqlite3" path = "$DIR/glewlwyd.db" };
+CONF
+  # Own session, no stdin, lock fd closed: it outlives this script and holds no lock.
+  setsid glewlwyd --config-file="$DIR/glewlwyd.conf" >"$LOG" 2>&1 </dev/null 9>&- &
+  pid=$!; echo "$pid" >"$PIDFILE"
+  for ((i = 0; i < 100; i++)); do
+    curl -sf -o /dev/null "$B/config" && break
+    pid_alive "$pid" || { cat "$LOG" >&2; die "glewlwyd exited at start (log: $LOG)"; }
+    sleep 0.1
+  done
+  seed || { do_stop; die "seeding failed (log: $LOG)"; }
+  answers || { do_stop; die "OIDC discovery does not answer after seeding (log: $LOG)"; }
+  echo "$fp" >"$READY"
+  log "started (pid $pid) in $((SECONDS - t0)) s, issuer $ISS"
+}
+
+case "${1:-}" in
+  start) take_lock glewlwyd; do_start ;;
+  stop) take_lock glewlwyd; do_stop; log "stopped" ;;
+  status) do_status ;;
+  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

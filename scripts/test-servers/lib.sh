@@ -1,0 +1,140 @@
+# shellcheck shell=bash disable=SC2034  # constants used by the scripts that source this
+# Shared by scripts/test-servers/*.sh and scripts/test (sourced, never run): paths, the fixed
+# test identities, Debian installs, and process/port helpers.
+
+TS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$TS_DIR/../.." && pwd)
+# Base of all server state; OAUTH2_TEST_STATE_DIR moves it elsewhere.
+STATE=${OAUTH2_TEST_STATE_DIR:-$ROOT/.build/test-servers}
+
+# The fixed test identities: seeded into the servers and written to $STATE/env by up.sh.
+REDIRECT_URI=http://127.0.0.1:9999/callback
+TEST_USER=alice TEST_PASSWORD=alice-pw
+GLEWLWYD_PORT=4593 DOT_PORT=8000 TLS_PORT=4443
+GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
+DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
+TLS_URL=https://127.0.0.1:$TLS_PORT
+CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC_SECRET=cc-secret
+PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device   # DOT only: one grant type per client
+
+# Debian packages each server needs (up.sh installs them all in one apt-get run).
+GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
+DOT_DEBS="curl openssl"
+TLS_DEBS="nginx curl openssl"
+
+NAME=${NAME:-test-servers}
+log() { printf '%s: %s\n' "$NAME" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Prints the packages among "$@" that are not installed.
+missing_debs() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"
+  done
+}
+
+# Installs whichever of "$@" is missing; does nothing (no apt-get at all) when none is.
+ensure_debs() {
+  local missing policy=/usr/sbin/policy-rc.d made_policy="" rc=0 aptlog
+  missing=$(missing_debs "$@" | sort -u | tr '\n' ' ')
+  [ -n "${missing// /}" ] || return 0
+  log "installing Debian packages: $missing"
+  mkdir -p "$STATE"; aptlog=$STATE/apt.log
+  # Without this answer glewlwyd's postinst wants a database and fails.
+  echo "glewlwyd glewlwyd/config_type select No configuration" | as_root debconf-set-selections
+  # Keep packaged services (nginx, glewlwyd) from starting on install: we run our own.
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null && as_root chmod +x "$policy" && made_policy=1
+  fi
+  local apt=(as_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=300)
+  # Package lists absent or older than a day: refresh them first.
+  if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | head -n 1)" ]; then
+    "${apt[@]}" update >"$aptlog" 2>&1 || true
+  fi
+  # shellcheck disable=SC2086  # $missing is a word list
+  if ! "${apt[@]}" install --no-install-recommends $missing >>"$aptlog" 2>&1; then
+    # Stale lists give 404s: refresh once and retry.
+    "${apt[@]}" update >>"$aptlog" 2>&1 || true
+    # shellcheck disable=SC2086
+    "${apt[@]}" install --no-install-recommends $missing >>"$aptlog" 2>&1 || rc=$?
+  fi
+  [ -z "$made_policy" ] || as_root rm -f "$policy"
+  if [ "$rc" -ne 0 ]; then tail -n 30 "$aptlog" >&2; die "apt-get install $missing failed (see $aptlog)"; fi
+}
+
+# Serializes start/stop of one server across concurrent callers (fd 9; children must close it).
+take_lock() {
+  mkdir -p "$STATE"
+  command -v flock >/dev/null || return 0
+  exec 9>"$STATE/.lock-$1"
+  flock -w 600 9 || die "timed out waiting for $STATE/.lock-$1"
+}
+
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+# The pid recorded in file $1 if that process is alive and its command line matches
+# regex $2 (a recycled pid is never ours); empty otherwise.
+our_pid() {
+  local pid cmd
+  pid=$( { [ -s "$1" ] && tr -dc '0-9' <"$1"; } 2>/dev/null || true)
+  pid_alive "$pid" || return 0
+  cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
+  if [[ $cmd =~ $2 ]]; then echo "$pid"; fi
+}
+
+# Socket inodes listening on TCP port $1 (any address, IPv4 or IPv6), from /proc.
+listen_inodes() {
+  local hex; hex=$(printf '%04X' "$1")
+  awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { print $10 }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+port_busy() { [ -n "$(listen_inodes "$1")" ]; }
+
+# Pids holding a socket that listens on port $1.
+port_pids() {
+  local inodes ino fd pid
+  inodes=$(listen_inodes "$1"); [ -n "$inodes" ] || return 0
+  for fd in /proc/[0-9]*/fd/*; do
+    ino=$(readlink "$fd" 2>/dev/null) || continue
+    case $ino in socket:\[*\]) ino=${ino#socket:[}; ino=${ino%]} ;; *) continue ;; esac
+    if grep -qx "$ino" <<<"$inodes"; then pid=${fd#/proc/}; echo "${pid%%/*}"; fi
+  done | sort -un
+}
+
+wait_port_free() {  # port [tenths of a second]
+  local i
+  for ((i = 0; i < ${2:-100}; i++)); do port_busy "$1" || return 0; sleep 0.1; done
+  return 1
+}
+
+# TERM, then KILL after 5 s.
+stop_pids() {
+  local pid i
+  [ $# -gt 0 ] || return 0
+  kill -TERM "$@" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    for pid in "$@"; do pid_alive "$pid" && break; pid=""; done
+    [ -n "$pid" ] || return 0
+    sleep 0.1
+  done
+  kill -KILL "$@" 2>/dev/null || true
+}
+
+# Frees port $1: stops listeners whose command line matches regex $2 (ours, e.g. left
+# behind when .build was deleted under a running server); refuses to touch anything else.
+free_port() {
+  local port=$1 re=$2 pid cmd ours=() others=""
+  for pid in $(port_pids "$port"); do
+    cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
+    if [[ $cmd =~ $re ]]; then ours+=("$pid"); else others+=" $pid($cmd)"; fi
+  done
+  [ -z "$others" ] || die "port $port is used by another program:$others"
+  if [ ${#ours[@]} -gt 0 ]; then log "stopping leftover server on port $port (pid ${ours[*]})"; stop_pids "${ours[@]}"; fi
+  wait_port_free "$port" || die "port $port still busy"
+}
+
+# Fingerprint of the scripts that configure a server: a running server started by an
+# older version of them is restarted rather than reused.
+fingerprint() { cat "$TS_DIR/lib.sh" "$@" | sha256sum | cut -c1-16; }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, the HTTPS front)
+# and writes $STATE/env, the variables the Swift integration tests read:
+#   . .build/test-servers/env
+# Idempotent: servers already up are left alone (a warm run takes well under a second).
+set -euo pipefail
+NAME="up"
+# shellcheck source=scripts/test-servers/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+t0=$SECONDS
+# The DOT venv (pip) is made while one apt-get run installs every missing Debian package.
+"$TS_DIR/dot.sh" venv & venv_pid=$!
+# shellcheck disable=SC2086  # word lists
+ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $TLS_DEBS
+wait "$venv_pid" || die "making the DOT venv failed"
+"$TS_DIR/glewlwyd.sh" start
+"$TS_DIR/dot.sh" start
+"$TS_DIR/tls.sh" start
+
+# KEY=value lines, quoted for the shell.
+vars() {
+  local kv
+  for kv in \
+    OAUTH2_TEST_GLEWLWYD_URL="$GLEWLWYD_URL" OAUTH2_TEST_GLEWLWYD_ISSUER="$GLEWLWYD_ISSUER" \
+    OAUTH2_TEST_DOT_URL="$DOT_URL" OAUTH2_TEST_DOT_ISSUER="$DOT_ISSUER" \
+    OAUTH2_TEST_TLS_URL="$TLS_URL" OAUTH2_TEST_CA_FILE="$STATE/tls/ca.pem" \
+    OAUTH2_TEST_REDIRECT_URI="$REDIRECT_URI" \
+    OAUTH2_TEST_USER="$TEST_USER" OAUTH2_TEST_PASSWORD="$TEST_PASSWORD" \
+    OAUTH2_TEST_GLEWLWYD_CONF_ID="$CONF_ID" OAUTH2_TEST_GLEWLWYD_CONF_SECRET="$CONF_SECRET" \
+    OAUTH2_TEST_GLEWLWYD_PUBLIC_ID="$PUBLIC_ID" \
+    OAUTH2_TEST_GLEWLWYD_CC_ID="$CC_ID" OAUTH2_TEST_GLEWLWYD_CC_SECRET="$CC_SECRET" \
+    OAUTH2_TEST_DOT_CONF_ID="$CONF_ID" OAUTH2_TEST_DOT_CONF_SECRET="$CONF_SECRET" \
+    OAUTH2_TEST_DOT_PUBLIC_ID="$PUBLIC_ID" \
+    OAUTH2_TEST_DOT_CC_ID="$CC_ID" OAUTH2_TEST_DOT_CC_SECRET="$CC_SECRET" \
+    OAUTH2_TEST_DOT_PW_ID="$PW_ID" OAUTH2_TEST_DOT_PW_SECRET="$PW_SECRET" \
+    OAUTH2_TEST_DOT_DEVICE_ID="$DEVICE_ID"; do
+    printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
+  done
+}
+{ echo "# Written by scripts/test-servers/up.sh; source it before running integration tests by hand."
+  vars; } >"$STATE/env.tmp"
+mv "$STATE/env.tmp" "$STATE/env"
+log "all up in $((SECONDS - t0)) s; env: $STATE/env"
