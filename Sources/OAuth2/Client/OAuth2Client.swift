@@ -173,7 +173,7 @@ extension OAuth2Client {
         return try TokenSet.parse(
             response: response,
             body: body,
-            requestedScopes: requestedScopes ?? grant.requestedScopes ?? (grant.type == "client_credentials" || grant.type == "password" ? configuration.scopes.nilIfEmpty : nil),
+            requestedScopes: requestedScopes ?? grant.requestedScopes,
             sentAt: sentAt,
             receivedAt: now()
         )

@@ -20,7 +20,7 @@ public enum Redactor {
         "error", "error_description", "error_uri", "prompt", "max_age", "ui_locales", "acr_values",
         "display", "resource", "audience", "active", "interval", "iss", "issuer", "exp", "iat", "nbf",
         "requested_token_type", "issued_token_type", "subject_token_type", "actor_token_type",
-        "client_assertion_type", "username", "sub", "aud", "verification_uri",
+        "client_assertion_type", "aud", "verification_uri",
     ]
 
     /// Header names whose values are safe to show.
@@ -49,16 +49,23 @@ public enum Redactor {
             components.user = nil
             components.password = nil
         }
-        if let items = components.queryItems {
-            components.percentEncodedQuery =
-                items.map { "\(FormURLEncoding.encode($0.name))=\(FormURLEncoding.encode(value($0.value ?? "", forParameter: $0.name)))" }
-                .joined(separator: "&")
+        // Only FormURLEncoding's output goes back in: URLComponents traps on invalid characters.
+        if let query = components.percentEncodedQuery {
+            components.percentEncodedQuery = redactedForm(query)
         }
-        if let fragment = components.fragment, !fragment.isEmpty {
-            let pairs = FormURLEncoding.decode(fragment) ?? []
-            components.percentEncodedFragment = pairs.isEmpty ? placeholder : Redactor.parameters(pairs)
+        if let fragment = components.percentEncodedFragment, !fragment.isEmpty {
+            components.percentEncodedFragment = redactedForm(fragment)
         }
         return components.string ?? placeholder
+    }
+
+    private static func redactedForm(_ text: String) -> String {
+        let pairs = FormURLEncoding.decode(text) ?? [("", "")]
+        return pairs.map { name, value in
+            name.isEmpty && value.isEmpty
+                ? FormURLEncoding.encode(placeholder)
+                : "\(FormURLEncoding.encode(name))=\(FormURLEncoding.encode(Self.value(value, forParameter: name)))"
+        }.joined(separator: "&")
     }
 
     /// Headers for a log line, secrets (Authorization, DPoP, cookies…) redacted.
