@@ -51,14 +51,20 @@ let package = Package(
             path: "Sources/OAuth2Example",
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "OAuth2TestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/OAuth2TestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OAuth2Tests",
-            dependencies: ["OAuth2"],
+            dependencies: ["OAuth2", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "OAuth2IntegrationTests",
-            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient"],
+            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

@@ -2,35 +2,8 @@ import Foundation
 import HTTPTypes
 import Logging
 import OAuth2
+import OAuth2TestSupport
 import Testing
-
-/// A log handler that keeps every line, metadata included, as it would be printed.
-final class CapturedLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _lines: [String] = []
-    var lines: [String] { lock.withLock { _lines } }
-
-    func logger() -> Logger {
-        var logger = Logger(label: "integration") { _ in Handler(log: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            let text = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            log.lock.withLock { log._lines.append("\(event.level) \(event.message) \(text)") }
-        }
-    }
-}
 
 extension Integration {
     @Suite struct TraceLogging {

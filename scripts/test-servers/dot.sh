@@ -24,13 +24,6 @@ answers() { curl -sf -o /dev/null --max-time 5 "$ISS/.well-known/openid-configur
 
 do_status() { answers; }
 
-do_stop() {
-  local pid; pid=$(our_pid "$PIDFILE" "$CMD_RE")
-  [ -z "$pid" ] || stop_pids "$pid"
-  rm -f "$PIDFILE" "$READY"
-  free_port "$PORT" "$CMD_RE"
-}
-
 # True when the venv runs and has exactly the pinned versions.
 venv_ok() {
   "$VENV/bin/python" - "${PINS[@]}" <<'PY' 2>/dev/null

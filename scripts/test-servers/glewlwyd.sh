@@ -20,13 +20,6 @@ answers() { curl -sf -o /dev/null --max-time 5 "$ISS/.well-known/openid-configur
 
 do_status() { answers; }
 
-do_stop() {
-  local pid; pid=$(our_pid "$PIDFILE" "$CMD_RE")
-  [ -z "$pid" ] || stop_pids "$pid"
-  rm -f "$PIDFILE" "$READY"
-  free_port "$PORT" "$CMD_RE"
-}
-
 # Admin REST call: METHOD PATH JSON; fails on a non-2xx answer.
 api() {
   local r

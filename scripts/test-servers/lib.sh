@@ -138,3 +138,12 @@ free_port() {
 # Fingerprint of the scripts that configure a server: a running server started by an
 # older version of them is restarted rather than reused.
 fingerprint() { cat "$TS_DIR/lib.sh" "$@" | sha256sum | cut -c1-16; }
+
+# Stops the server a script describes with PIDFILE, CMD_RE, READY, PORT (and PORT_RE, the
+# command line of whatever may still hold the port; default CMD_RE), and frees its port.
+do_stop() {
+  local pid; pid=$(our_pid "$PIDFILE" "$CMD_RE")
+  [ -z "$pid" ] || stop_pids "$pid"
+  rm -f "$PIDFILE" "$READY"
+  free_port "$PORT" "${PORT_RE:-$CMD_RE}"
+}

@@ -25,12 +25,7 @@ answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$
 
 do_status() { [ -s "$CA" ] && answers; }
 
-do_stop() {
-  local pid; pid=$(our_pid "$PIDFILE" "$CMD_RE")
-  [ -z "$pid" ] || stop_pids "$pid"   # the master stops its workers
-  rm -f "$PIDFILE" "$READY"
-  free_port "$PORT" '^nginx: (master|worker) process'
-}
+PORT_RE='^nginx: (master|worker) process'   # nginx stops its workers with the master
 
 # Certificates are kept while they verify and stay valid for 2 more days.
 certs_ok() {

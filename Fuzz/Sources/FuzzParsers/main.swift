@@ -29,7 +29,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     if selector & 0x80 != 0 { fields[.retryAfter] = String(decoding: body.prefix(40), as: UTF8.self) }
     let response = HTTPResponse(status: .init(code: statuses[(selector >> 4) % statuses.count]), headerFields: fields)
     do {
-        switch selector % 5 {
+        switch selector % 6 {
         case 0: _ = try TokenSet.parse(response: response, body: body, sentAt: Date())
         case 1: _ = try IntrospectionResponse.parse(response: response, body: body)
         case 2: _ = try JSONDecoder().decode(ServerMetadata.self, from: body)
@@ -37,6 +37,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             if let request, let url = URL(string: "http://127.0.0.1:9/cb?" + String(decoding: body, as: UTF8.self)) {
                 _ = try AuthorizationResponse(callbackURL: url, request: request)
             }
+        case 4:
+            if let url = URL(string: String(decoding: body, as: UTF8.self)) { _ = Redactor.url(url) }
         default:
             if let request, let url = URL(string: "http://127.0.0.1:9/cb#" + String(decoding: body, as: UTF8.self)) {
                 _ = try AuthorizationResponse(callbackURL: url, request: request)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+@_exported import OAuth2TestSupport
 @testable import OAuth2
 
 /// A transport that answers from a closure and records what was sent. It stands in for
@@ -44,36 +45,6 @@ func response(_ status: Int, _ body: String, contentType: String? = "application
     var fields = headers
     if let contentType { fields[.contentType] = contentType }
     return (HTTPResponse(status: .init(code: status), headerFields: fields), Data(body.utf8))
-}
-
-/// Collects every log line, formatted with its metadata, for assertions.
-final class CapturedLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _lines: [String] = []
-    var lines: [String] { lock.withLock { _lines } }
-    var text: String { lines.joined(separator: "\n") }
-    func append(_ line: String) { lock.withLock { _lines.append(line) } }
-
-    func logger(level: Logger.Level = .trace) -> Logger {
-        var logger = Logger(label: "test") { _ in CapturingHandler(log: self) }
-        logger.logLevel = level
-        return logger
-    }
-
-    struct CapturingHandler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            let meta = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            log.append("\(event.level) \(event.message) \(meta)")
-        }
-    }
 }
 
 enum Fixtures {
