@@ -51,6 +51,12 @@ let package = Package(
             path: "Sources/OAuth2Example",
             swiftSettings: strictSettings
         ),
+        // libFuzzer harness; see README ("Fuzz/"). Built normally it is an empty program.
+        .executableTarget(
+            name: "FuzzParsers",
+            dependencies: ["OAuth2", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Fuzz/FuzzParsers"
+        ),
         .target(
             name: "OAuth2TestSupport",
             dependencies: [.product(name: "Logging", package: "swift-log")],

@@ -1,3 +1,4 @@
+// The fuzzer calls LLVMFuzzerTestOneInput; built without --sanitize=fuzzer this program does nothing.
 import Foundation
 import HTTPTypes
 import OAuth2
