@@ -81,10 +81,7 @@ seed() {
 do_start() {
   local fp pid i t0=$SECONDS
   fp=$(fingerprint "${BASH_SOURCE[0]}")
-  pid=$(our_pid "$PIDFILE" "$CMD_RE")
-  if [ -n "$pid" ] && [ "$(cat "$READY" 2>/dev/null)" = "$fp" ] && answers; then
-    log "already running (pid $pid)"; return 0
-  fi
+  already_running "$fp" && return 0
   # shellcheck disable=SC2086  # a word list
   ensure_debs $GLEWLWYD_DEBS
   do_stop

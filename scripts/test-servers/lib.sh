@@ -147,3 +147,11 @@ do_stop() {
   rm -f "$PIDFILE" "$READY"
   free_port "$PORT" "${PORT_RE:-$CMD_RE}"
 }
+
+# True (and says so) when the server is ours, answers, and was started by this same
+# version of its script (fingerprint $1); a changed script means a restart.
+already_running() {
+  local pid; pid=$(our_pid "$PIDFILE" "$CMD_RE")
+  [ -n "$pid" ] && [ "$(cat "$READY" 2>/dev/null)" = "$1" ] && answers || return 1
+  log "already running (pid $pid)"
+}
