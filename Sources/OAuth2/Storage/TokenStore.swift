@@ -1,0 +1,179 @@
+import Foundation
+
+/// Names one signed-in identity: the issuer, the client and the account (OktaOidc's
+/// composite key). Several sessions — accounts, tenants, clients — live side by side in
+/// one store under different keys.
+public struct SessionKey: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The authorization server's issuer identifier.
+    public var issuer: String
+    /// The client identifier.
+    public var clientID: String
+    /// The account within that client: a profile name, a user name, or `default`.
+    public var account: String
+
+    /// Creates a key.
+    public init(issuer: String, clientID: String, account: String = "default") {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.account = account
+    }
+
+    /// `account@clientID (issuer)`.
+    public var description: String { "\(account)@\(clientID) (\(issuer))" }
+}
+
+/// What a ``TokenStore`` keeps for one session: its tokens and what is needed to use them
+/// again after a restart.
+///
+/// Members this version does not know (written by a newer one) are kept in
+/// ``additionalFields`` and written back unchanged.
+public struct StoredSession: Sendable, Hashable, Codable {
+    /// Whose session this is.
+    public var key: SessionKey
+    /// The current tokens.
+    public var tokens: TokenSet
+    /// The `sub` of the first ID token, which every later ID token must repeat
+    /// (OIDC Core §12.2); `nil` without OpenID Connect.
+    public var subject: String?
+    /// The client secret, for front ends (the CLI) that keep it with the tokens rather
+    /// than in a plain configuration file.
+    public var clientSecret: String?
+    /// When this record was last written.
+    public var updatedAt: Date
+    /// Members written by other versions, or by features that store their own state
+    /// (a DPoP key), kept as they are.
+    public var additionalFields: [String: JSONValue]
+
+    /// Creates a record.
+    public init(
+        key: SessionKey,
+        tokens: TokenSet,
+        subject: String? = nil,
+        clientSecret: String? = nil,
+        updatedAt: Date = Date(),
+        additionalFields: [String: JSONValue] = [:]
+    ) {
+        self.key = key
+        self.tokens = tokens
+        self.subject = subject
+        self.clientSecret = clientSecret
+        self.updatedAt = updatedAt
+        self.additionalFields = additionalFields
+    }
+}
+
+/// Where sessions are kept between runs.
+///
+/// Implementations: ``MemoryTokenStore``; `FileTokenStore` (a protected directory,
+/// atomic writes, shared by processes through a lock); the desktop keyring
+/// (`OAuth2SecretService`); the Keychain on Apple platforms.
+///
+/// Every method is safe to call concurrently. A store never loses a record: a failed
+/// write leaves the previous one in place.
+public protocol TokenStore: Sendable {
+    /// The record for `key`, or `nil` when there is none.
+    func load(_ key: SessionKey) async throws -> StoredSession?
+    /// Writes `session` under `session.key`, replacing any previous record.
+    func save(_ session: StoredSession) async throws
+    /// Removes the record for `key`; removing a missing record is not an error.
+    func remove(_ key: SessionKey) async throws
+    /// The keys of every stored session.
+    func list() async throws -> [SessionKey]
+    /// Runs `body` while holding the store's exclusive lock for `key`, so that a
+    /// read-refresh-write sequence runs once at a time — across processes, for stores
+    /// that several processes share.
+    func withExclusiveAccess<T: Sendable>(
+        to key: SessionKey, _ body: @Sendable () async throws -> T
+    ) async throws -> T
+}
+
+/// A store that keeps sessions in memory, for the life of the process.
+public actor MemoryTokenStore: TokenStore {
+    private var sessions: [SessionKey: StoredSession] = [:]
+    private var locks: [SessionKey: AsyncLock] = [:]
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// The record for `key`.
+    public func load(_ key: SessionKey) -> StoredSession? { sessions[key] }
+
+    /// Keeps `session`.
+    public func save(_ session: StoredSession) { sessions[session.key] = session }
+
+    /// Forgets the record for `key`.
+    public func remove(_ key: SessionKey) { sessions[key] = nil }
+
+    /// The keys of every record, sorted.
+    public func list() -> [SessionKey] {
+        sessions.keys.sorted { ($0.issuer, $0.clientID, $0.account) < ($1.issuer, $1.clientID, $1.account) }
+    }
+
+    /// Runs `body` holding this process's lock for `key`.
+    public func withExclusiveAccess<T: Sendable>(
+        to key: SessionKey, _ body: @Sendable () async throws -> T
+    ) async throws -> T {
+        let lock = lock(for: key)
+        return try await lock.withLock(body)
+    }
+
+    private func lock(for key: SessionKey) -> AsyncLock {
+        if let lock = locks[key] { return lock }
+        let lock = AsyncLock()
+        locks[key] = lock
+        return lock
+    }
+}
+
+/// A fair mutual-exclusion lock for async code: waiters run in arrival order, and a
+/// cancelled waiter leaves the queue.
+public actor AsyncLock {
+    private var held = false
+    private var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var nextID: UInt64 = 0
+
+    /// Creates an unlocked lock.
+    public init() {}
+
+    /// Runs `body` while holding the lock.
+    public func withLock<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await acquire()
+        do {
+            let value = try await body()
+            release()
+            return value
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    private func acquire() async throws {
+        if !held {
+            held = true
+            return
+        }
+        nextID += 1
+        let id = nextID
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                waiters.append((id, continuation))
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(throwing: CancellationError())
+    }
+
+    private func release() {
+        if waiters.isEmpty {
+            held = false
+        } else {
+            waiters.removeFirst().continuation.resume()
+        }
+    }
+}
