@@ -59,13 +59,26 @@ let package = Package(
         ),
         .target(
             name: "OAuth2TestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Tests/OAuth2TestSupport",
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "OAuth2Tests",
             dependencies: ["OAuth2", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // Tests against local servers started in-process (a misbehaving provider, counting
+        // servers): real sockets, no outside server.
+        .testTarget(
+            name: "OAuth2ConformanceTests",
+            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -141,7 +141,7 @@ enum IntegrationLog {
                 handle.write(Data(line.utf8))
                 try? handle.close()
             } else {
-                FileManager.default.createFile(atPath: path, contents: Data(line.utf8))
+                _ = FileManager.default.createFile(atPath: path, contents: Data(line.utf8))
             }
         }
     }

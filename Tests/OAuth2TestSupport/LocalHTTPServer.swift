@@ -1,0 +1,171 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A real HTTP/1.1 server on 127.0.0.1 for tests that need a peer on a socket: a
+/// misbehaving provider, a resource server that counts requests, a server that resets or
+/// hangs. Each request is answered by an async closure.
+public final class LocalHTTPServer: Sendable {
+    /// What the handler sees of a request.
+    public struct Request: Sendable {
+        /// Method, path (with query) and header fields.
+        public var head: HTTPRequest
+        /// The body (empty when none).
+        public var body: Data
+        /// The request path without the query.
+        public var path: String { String((head.path ?? "/").split(separator: "?", maxSplits: 1).first ?? "/") }
+        /// The query items of the path.
+        public var query: [String: String] {
+            guard let components = URLComponents(string: head.path ?? "/") else { return [:] }
+            return Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        }
+        /// The body as form parameters (application/x-www-form-urlencoded).
+        public var form: [String: String] {
+            var components = URLComponents()
+            components.percentEncodedQuery = String(decoding: body, as: UTF8.self).replacingOccurrences(of: "+", with: "%20")
+            return Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        }
+    }
+
+    /// How to answer.
+    public enum Reply: Sendable {
+        /// Send this response.
+        case response(HTTPResponse, Data)
+        /// Close the connection without answering (a reset, as far as the client knows).
+        case close
+        /// Never answer (the client's timeout has to end it).
+        case hang
+
+        /// A JSON answer.
+        public static func json(_ status: Int = 200, _ body: String, headers: HTTPFields = [:]) -> Reply {
+            var fields = headers
+            fields[.contentType] = "application/json"
+            return .response(HTTPResponse(status: .init(code: status), headerFields: fields), Data(body.utf8))
+        }
+
+        /// A plain answer with a content type.
+        public static func body(_ status: Int = 200, _ body: Data, contentType: String?, headers: HTTPFields = [:]) -> Reply {
+            var fields = headers
+            if let contentType { fields[.contentType] = contentType }
+            return .response(HTTPResponse(status: .init(code: status), headerFields: fields), body)
+        }
+    }
+
+    public typealias Handler = @Sendable (Request) async -> Reply
+
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    /// The port the server listens on.
+    public let port: Int
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Starts a server on an ephemeral port.
+    public init(threads: Int = 2, handler: @escaping Handler) async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                    channel.pipeline.addHandler(RequestHandler(handler: handler))
+                }
+            }
+        do {
+            channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        self.group = group
+        self.port = channel.localAddress?.port ?? 0
+    }
+
+    /// Stops listening and closes every connection.
+    public func shutdown() async {
+        try? await channel.close()
+        try? await group.shutdownGracefully()
+    }
+
+    /// Runs `body` with a server, and shuts it down afterwards.
+    public static func with<T>(
+        handler: @escaping Handler, _ body: (LocalHTTPServer) async throws -> T
+    ) async throws -> T {
+        let server = try await LocalHTTPServer(handler: handler)
+        do {
+            let value = try await body(server)
+            await server.shutdown()
+            return value
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+}
+
+private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let handler: LocalHTTPServer.Handler
+    private var head: HTTPRequestHead?
+    private var body = Data()
+
+    init(handler: @escaping LocalHTTPServer.Handler) { self.handler = handler }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = Data()
+        case .body(var buffer):
+            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+        case .end:
+            guard let head else { return }
+            var fields = HTTPFields()
+            for (name, value) in head.headers {
+                if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+            }
+            let request = LocalHTTPServer.Request(
+                head: HTTPRequest(method: HTTPRequest.Method(head.method.rawValue) ?? .get, scheme: "http", authority: "127.0.0.1", path: head.uri, headerFields: fields),
+                body: body)
+            let keepAlive = head.isKeepAlive
+            let handler = self.handler
+            let loop = context.eventLoop
+            let boxed = NIOLoopBound((self, context), eventLoop: loop)
+            Task {
+                let reply = await handler(request)
+                loop.execute {
+                    let (this, context) = boxed.value
+                    this.write(reply, keepAlive: keepAlive, context: context)
+                }
+            }
+        }
+    }
+
+    private func write(_ reply: LocalHTTPServer.Reply, keepAlive: Bool, context: ChannelHandlerContext) {
+        switch reply {
+        case .hang:
+            return
+        case .close:
+            context.close(promise: nil)
+        case .response(let response, let data):
+            var headers = HTTPHeaders()
+            for field in response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+            headers.replaceOrAdd(name: "Content-Length", value: String(data.count))
+            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+            let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status.code), headers: headers)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            var buffer = context.channel.allocator.buffer(capacity: data.count)
+            buffer.writeBytes(data)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            if !keepAlive {
+                let channel = context.channel
+                done.whenComplete { _ in channel.close(promise: nil) }
+            }
+        }
+    }
+}
