@@ -24,6 +24,8 @@ public enum RequestKind: String, Sendable, Hashable, CaseIterable {
     case registration
     /// The JWKS document.
     case jwks
+    /// A request to a resource server (an API), sent by a ``Session`` with the access token.
+    case resource
 }
 
 /// How the client authenticates to the token, revocation and introspection endpoints

@@ -171,6 +171,7 @@ extension TokenSet {
             expiresAt: expiresAt,
             scopes: ResponseParsing.scopes(members["scope"]?.stringValue) ?? requestedScopes,
             issuedAt: receivedAt,
+            serverDate: response.headerFields[.date].flatMap(HTTPDate.parse),
             additionalFields: members.filter { !known.contains($0.key) }
         )
     }

@@ -21,7 +21,7 @@ struct HTTPPipeline: Sendable {
         var request = original
         var body = originalBody
         if request.headerFields[.userAgent] == nil { request.headerFields[.userAgent] = userAgent }
-        if request.headerFields[.accept] == nil { request.headerFields[.accept] = "application/json" }
+        if request.headerFields[.accept] == nil, kind != .resource { request.headerFields[.accept] = "application/json" }
         for field in additionalHeaders[kind] ?? [:] where request.headerFields[field.name] == nil {
             request.headerFields.append(field)
         }
