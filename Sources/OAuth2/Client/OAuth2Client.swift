@@ -25,6 +25,8 @@ public struct OAuth2Client: Sendable {
     public let configuration: ClientConfiguration
     let pipeline: HTTPPipeline
     let now: @Sendable () -> Date
+    /// The provider's JWK set, shared by the copies of this client; `nil` without a `jwks_uri`.
+    public let keySet: JWKSCache?
 
     /// The `User-Agent` sent when the request has none.
     public static let defaultUserAgent = "swift-oauth2/0.1"
@@ -75,6 +77,11 @@ public struct OAuth2Client: Sendable {
         self.configuration = configuration
         self.pipeline = pipeline
         self.now = now
+        keySet = metadata.jwksURI.map { url in
+            JWKSCache(url: url, policy: configuration.idTokenValidation.keySetPolicy) {
+                try await Self.fetchKeySet(url, pipeline: pipeline)
+            }
+        }
     }
 
     /// Discovers the issuer's metadata (see ``Discovery``) and creates a client for it.
@@ -148,7 +155,16 @@ extension OAuth2Client {
     public func exchangeCode(_ response: AuthorizationResponse, request: AuthorizationRequest) async throws -> TokenSet {
         let grant = Grant.authorizationCode(
             code: response.code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
-        return try await requestToken(grant, requestedScopes: request.scopes)
+        let tokens = try await tokenRequest(grant, requestedScopes: request.scopes)
+        guard tokens.idToken != nil || request.nonce == nil else {
+            // OIDC Core §3.1.3.3: a token response to an `openid` request carries an ID token.
+            throw OAuth2Error(.invalidIDToken, source: .client, message: "The token response to an OpenID Connect request has no ID token.",
+                underlyingError: JOSEError(.malformed, "missing id_token"))
+        }
+        try await validateIDToken(
+            in: tokens,
+            expecting: IDTokenValidator.Expectations(nonce: request.nonce, maxAge: request.maxAge, accessToken: tokens.accessToken, authorizationCode: response.code))
+        return tokens
     }
 }
 
@@ -163,7 +179,17 @@ extension OAuth2Client {
     ///
     /// - Parameter requestedScopes: the scopes to assume when the response omits `scope`
     ///   (defaults to the grant's).
+    ///
+    /// An ID token in the response is verified (without a nonce: none was sent) before the
+    /// tokens are returned; if it fails, the call throws and no token is returned.
     public func requestToken(_ grant: Grant, requestedScopes: [String]? = nil) async throws -> TokenSet {
+        let tokens = try await tokenRequest(grant, requestedScopes: requestedScopes)
+        try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
+        return tokens
+    }
+
+    /// The token request itself, without ID-token validation.
+    func tokenRequest(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
         let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
         var parameters: [(String, String)] = [("grant_type", grant.type)]
         parameters += grant.parameters
@@ -192,7 +218,8 @@ extension OAuth2Client {
 
     /// Refreshes `tokens` and merges the answer into them: a response without a refresh
     /// token keeps the current one (Glewlwyd), one with a new refresh token replaces it
-    /// (rotation, as django-oauth-toolkit does).
+    /// (rotation, as django-oauth-toolkit does). A new ID token is verified and must name
+    /// the same issuer and subject as the current one; if it fails, nothing is returned.
     ///
     /// - Throws: ``OAuth2Error/Code/invalidRequest`` when `tokens` has no refresh token;
     ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) when the refresh token is
@@ -201,7 +228,11 @@ extension OAuth2Client {
         guard let refreshToken = tokens.refreshToken else {
             throw OAuth2Error.client(.invalidRequest, "The token set has no refresh token.")
         }
-        let refreshed = try await requestToken(.refreshToken(refreshToken, scopes: scopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
+        let refreshed = try await tokenRequest(.refreshToken(refreshToken, scopes: scopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
+        // OIDC Core §12.2: a new ID token names the same issuer and subject as the first.
+        try await validateIDToken(
+            in: refreshed,
+            expecting: IDTokenValidator.Expectations(accessToken: refreshed.accessToken, previous: tokens.idTokenClaims))
         return tokens.merging(refreshed: refreshed)
     }
 }

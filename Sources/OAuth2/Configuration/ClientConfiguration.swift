@@ -76,6 +76,9 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     public var additionalParameters: [RequestKind: [String: String]]
     /// Extra headers added to every request of a kind.
     public var additionalHeaders: [RequestKind: HTTPFields]
+    /// How ID tokens are validated: allowed algorithms, clock leeway, trusted extra
+    /// audiences, JWK set caching.
+    public var idTokenValidation: IDTokenValidationOptions
 
     /// Creates a configuration.
     public init(
@@ -85,8 +88,10 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         redirectURI: URL? = nil,
         scopes: [String] = [],
         additionalParameters: [RequestKind: [String: String]] = [:],
-        additionalHeaders: [RequestKind: HTTPFields] = [:]
+        additionalHeaders: [RequestKind: HTTPFields] = [:],
+        idTokenValidation: IDTokenValidationOptions = IDTokenValidationOptions()
     ) {
+        self.idTokenValidation = idTokenValidation
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.authenticationMethod = authenticationMethod

@@ -10,6 +10,8 @@ import HTTPTypes
 ///    Members of the OpenID document win; missing ones are filled from the RFC 8414 one.
 /// 3. In every document, `issuer` must equal the requested issuer exactly (character for
 ///    character), or discovery fails with ``OAuth2Error/Code/issuerMismatch``.
+/// 4. An OpenID document must name a `jwks_uri`; like every endpoint it must be HTTPS
+///    (or on a loopback host).
 public enum Discovery {
     /// Endpoints worth a second request when the OpenID document lacks them.
     public static let wantedEndpoints = [
@@ -46,6 +48,11 @@ public enum Discovery {
         } catch let error as OAuth2Error where error.code == .httpError || error.code == .invalidResponse {
             // Not an OpenID provider (404, or no JSON there): RFC 8414 may still answer.
             openID = nil
+        }
+        if let openID, openID.jwksURI == nil {
+            // OIDC Discovery §3: an OpenID provider publishes its signing keys; without them
+            // no ID token could be verified.
+            throw OAuth2Error.client(.invalidResponse, "The OpenID provider's metadata has no jwks_uri.")
         }
         if let openID, wantedEndpoints.allSatisfy({ openID.fields[$0] != nil }) {
             return openID

@@ -192,6 +192,11 @@ extension OAuth2Error {
         public static let redirectMismatch: Code = "redirect_mismatch"
         /// A response could not be understood, or lacks a required member.
         public static let invalidResponse: Code = "invalid_response"
+        /// An ID token failed validation (signature, issuer, audience, expiry, nonce…);
+        /// ``OAuth2Error/joseReason`` says which check. No token of that response is used.
+        public static let invalidIDToken: Code = "invalid_id_token"
+        /// A UserInfo response failed validation (its `sub`, or its signature when signed).
+        public static let invalidUserInfo: Code = "invalid_userinfo"
         /// A non-success HTTP status without a usable error object.
         public static let httpError: Code = "http_error"
         /// The connection failed (refused, reset, DNS, closed early).

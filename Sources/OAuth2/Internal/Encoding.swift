@@ -9,24 +9,44 @@ enum Base64URL {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// Strict decoding: only the base64url alphabet, no padding, no whitespace.
+    /// Strict decoding: only the base64url alphabet, no padding, no whitespace, and no
+    /// stray bits in the last character (so that every byte string has exactly one
+    /// encoding, as JOSE comparisons assume).
     static func decode(_ text: some StringProtocol) -> Data? {
-        var base64 = ""
-        base64.reserveCapacity(text.utf8.count + 3)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                base64.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: "-"): base64.append("+")
-            case UInt8(ascii: "_"): base64.append("/")
-            default: return nil
+        var text = String(text)
+        return text.withUTF8 { decodeBytes(UnsafeRawBufferPointer($0)).map { Data($0) } }
+    }
+
+    /// The same rules over raw ASCII bytes; the hot path of JWS parsing.
+    static func decodeBytes(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        let count = input.count
+        if count % 4 == 1 { return nil }
+        var output = [UInt8]()
+        output.reserveCapacity(count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in input {
+            let value = decodeTable[Int(byte)]
+            if value == 0xFF { return nil }
+            accumulator = (accumulator << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
             }
         }
-        if base64.utf8.count % 4 == 1 { return nil }
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        return Data(base64Encoded: base64)
+        // Leftover bits must be zero (RFC 4648 §3.5, canonical encoding).
+        if bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
+        return output
     }
+
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
+            table[Int(byte)] = UInt8(index)
+        }
+        return table
+    }()
 }
 
 /// `application/x-www-form-urlencoded` as the WHATWG URL standard defines it, which is what

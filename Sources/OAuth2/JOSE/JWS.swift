@@ -1,0 +1,227 @@
+import Crypto
+import CryptoExtras
+import Foundation
+
+/// A JWS in compact serialization (RFC 7515 §7.1), parsed strictly but not yet verified.
+///
+/// Parsing refuses: anything but three base64url parts (strict alphabet, no padding,
+/// canonical trailing bits); a header or payload over the size limit; a header that is not
+/// a JSON object, names a member twice, lacks `alg`, or lists any `crit` extension (none is
+/// understood, so RFC 7515 §4.1.11 requires refusing them).
+public struct JWS: Sendable {
+    /// The protected header.
+    public let header: [String: JSONValue]
+    /// `alg`.
+    public let algorithm: JWSAlgorithm
+    /// `kid`, if any.
+    public let keyID: String?
+    /// `typ`, if any.
+    public let type: String?
+    /// The payload bytes (for a JWT, the claims JSON).
+    public let payload: Data
+    /// The signature bytes.
+    public let signature: Data
+    /// The ASCII bytes `base64url(header) "." base64url(payload)` that were signed.
+    let signingInput: [UInt8]
+
+    /// The longest compact serialization accepted, in bytes.
+    public static let maximumSize = 64 * 1024
+
+    /// Parses a compact JWS.
+    ///
+    /// - Throws: ``JOSEError/Reason/malformed``, ``JOSEError/Reason/duplicateMember`` or
+    ///   ``JOSEError/Reason/unsupportedCritical``.
+    public init(compact: String) throws(JOSEError) {
+        var text = compact
+        let parsed: Result<JWS, JOSEError> = text.withUTF8 { utf8 in
+            do throws(JOSEError) { return .success(try JWS(bytes: UnsafeRawBufferPointer(utf8))) } catch { return .failure(error) }
+        }
+        self = try parsed.get()
+    }
+
+    private init(bytes: UnsafeRawBufferPointer) throws(JOSEError) {
+        guard bytes.count <= Self.maximumSize else { throw JOSEError(.malformed, "The token is too large.") }
+        guard let first = bytes.firstIndex(of: UInt8(ascii: ".")),
+            let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: "."))
+        else { throw JOSEError(.malformed, "The token is not a compact JWS (three parts).") }
+        guard bytes[(second + 1)...].firstIndex(of: UInt8(ascii: ".")) == nil else {
+            throw JOSEError(.malformed, "The token has more than three parts (an encrypted JWT is not supported).")
+        }
+        guard let headerBytes = Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: bytes[..<first])),
+            let payloadBytes = Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: bytes[(first + 1)..<second])),
+            let signatureBytes = Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: bytes[(second + 1)...]))
+        else { throw JOSEError(.malformed, "A part of the token is not strict base64url.") }
+        let header = try JOSEJSON.object(headerBytes, what: "JOSE header")
+        guard let alg = header["alg"]?.stringValue else { throw JOSEError(.malformed, "The JOSE header has no alg.") }
+        if header["crit"] != nil {
+            throw JOSEError(.unsupportedCritical, "The JOSE header lists critical extensions this client does not understand.")
+        }
+        if let kid = header["kid"], kid.stringValue == nil { throw JOSEError(.malformed, "The JOSE header's kid is not a string.") }
+        self.header = header
+        algorithm = JWSAlgorithm(rawValue: alg)
+        keyID = header["kid"]?.stringValue
+        type = header["typ"]?.stringValue
+        payload = Data(payloadBytes)
+        signature = Data(signatureBytes)
+        signingInput = Array(bytes[..<second])
+    }
+
+    /// The payload as a JSON object (a JWT claims set), parsed strictly.
+    ///
+    /// - Throws: ``JOSEError/Reason/malformed`` or ``JOSEError/Reason/duplicateMember``.
+    public func claims() throws(JOSEError) -> [String: JSONValue] {
+        try JOSEJSON.object(payload, what: "claims set")
+    }
+
+    /// Checks the signature with `key`. The algorithm must fit the key (see
+    /// ``JSONWebKey/canVerify(_:)``); `none` and HMAC never verify with a public key.
+    public func isSigned(by key: JSONWebKey) -> Bool {
+        key.isValidSignature(signature, for: signingInput, algorithm: algorithm)
+    }
+
+    /// Checks an HMAC signature (HS256/384/512) keyed by a shared secret, in constant time.
+    public func isSigned(bySecret secret: String) -> Bool {
+        let key = SymmetricKey(data: Data(secret.utf8))
+        switch algorithm {
+        case .hs256: return HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: key)
+        case .hs384: return HMAC<SHA384>.isValidAuthenticationCode(signature, authenticating: signingInput, using: key)
+        case .hs512: return HMAC<SHA512>.isValidAuthenticationCode(signature, authenticating: signingInput, using: key)
+        default: return false
+        }
+    }
+}
+
+/// A private key that signs JWS: for DPoP proofs, client assertions, request objects and
+/// test providers. RSA (RS/PS), EC (ES256/384/512), Ed25519 (EdDSA), or an HMAC secret.
+public struct JWSSigningKey: Sendable {
+    /// The algorithm this key signs with.
+    public let algorithm: JWSAlgorithm
+    /// The `kid` put in headers, if any.
+    public let keyID: String?
+    let key: PrivateKey
+
+    enum PrivateKey: @unchecked Sendable {
+        case rsa(_RSA.Signing.PrivateKey)
+        case p256(P256.Signing.PrivateKey)
+        case p384(P384.Signing.PrivateKey)
+        case p521(P521.Signing.PrivateKey)
+        case ed25519(Curve25519.Signing.PrivateKey)
+        case hmac(SymmetricKey)
+    }
+
+    /// A new random key for `algorithm` (RSA keys are 2048 bits).
+    ///
+    /// - Throws: ``JOSEError/Reason/algorithmNotAllowed`` for `none`, HMAC or an unknown
+    ///   algorithm; ``JOSEError/Reason/invalidKey`` if key generation fails.
+    public static func generate(_ algorithm: JWSAlgorithm, keyID: String? = nil) throws(JOSEError) -> JWSSigningKey {
+        let key: PrivateKey
+        switch algorithm {
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512:
+            do { key = .rsa(try _RSA.Signing.PrivateKey(keySize: .bits2048)) } catch {
+                throw JOSEError(.invalidKey, "RSA key generation failed.")
+            }
+        case .es256: key = .p256(P256.Signing.PrivateKey())
+        case .es384: key = .p384(P384.Signing.PrivateKey())
+        case .es512: key = .p521(P521.Signing.PrivateKey())
+        case .edDSA: key = .ed25519(Curve25519.Signing.PrivateKey())
+        default: throw JOSEError(.algorithmNotAllowed, "Cannot generate a key for \(algorithm).")
+        }
+        return JWSSigningKey(algorithm: algorithm, keyID: keyID, key: key)
+    }
+
+    /// A key from a PEM private key (PKCS#8, or PKCS#1 for RSA, or SEC1 for EC).
+    ///
+    /// - Throws: ``JOSEError/Reason/invalidKey`` when the PEM does not hold a key for
+    ///   `algorithm`.
+    public init(pemRepresentation pem: String, algorithm: JWSAlgorithm, keyID: String? = nil) throws(JOSEError) {
+        do {
+            switch algorithm {
+            case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: key = .rsa(try _RSA.Signing.PrivateKey(pemRepresentation: pem))
+            case .es256: key = .p256(try P256.Signing.PrivateKey(pemRepresentation: pem))
+            case .es384: key = .p384(try P384.Signing.PrivateKey(pemRepresentation: pem))
+            case .es512: key = .p521(try P521.Signing.PrivateKey(pemRepresentation: pem))
+            case .edDSA: key = .ed25519(try Curve25519.Signing.PrivateKey(pemRepresentation: pem))
+            default: throw JOSEError(.algorithmNotAllowed, "\(algorithm) does not use a private key.")
+            }
+        } catch let error as JOSEError {
+            throw error
+        } catch {
+            throw JOSEError(.invalidKey, "The PEM does not hold a private key for \(algorithm).")
+        }
+        self.algorithm = algorithm
+        self.keyID = keyID
+    }
+
+    /// An HMAC key (HS256/384/512) from a shared secret, as `client_secret_jwt` uses.
+    ///
+    /// - Throws: ``JOSEError/Reason/algorithmNotAllowed`` unless `algorithm` is HMAC.
+    public init(secret: String, algorithm: JWSAlgorithm = .hs256, keyID: String? = nil) throws(JOSEError) {
+        guard algorithm.isHMAC else { throw JOSEError(.algorithmNotAllowed, "\(algorithm) is not an HMAC algorithm.") }
+        self.init(algorithm: algorithm, keyID: keyID, key: .hmac(SymmetricKey(data: Data(secret.utf8))))
+    }
+
+    init(algorithm: JWSAlgorithm, keyID: String?, key: PrivateKey) {
+        self.algorithm = algorithm
+        self.keyID = keyID
+        self.key = key
+    }
+
+    /// The public half as a JWK (with this key's `kid` and `alg`); `nil` for HMAC.
+    public var publicKey: JSONWebKey? {
+        switch key {
+        case .rsa(let key): return JSONWebKey(key: .rsa(key.publicKey), keyID: keyID, algorithm: algorithm)
+        case .p256(let key): return JSONWebKey(key: .p256(key.publicKey), keyID: keyID, algorithm: algorithm)
+        case .p384(let key): return JSONWebKey(key: .p384(key.publicKey), keyID: keyID, algorithm: algorithm)
+        case .p521(let key): return JSONWebKey(key: .p521(key.publicKey), keyID: keyID, algorithm: algorithm)
+        case .ed25519(let key): return JSONWebKey(key: .ed25519(key.publicKey), keyID: keyID, algorithm: algorithm)
+        case .hmac: return nil
+        }
+    }
+
+    /// The same key with another `kid`.
+    public func withKeyID(_ keyID: String?) -> JWSSigningKey { JWSSigningKey(algorithm: algorithm, keyID: keyID, key: key) }
+
+    /// Signs `payload` into a compact JWS. The header holds `alg`, `kid` (when the key has
+    /// one) and `header`'s members, which may not replace `alg`.
+    ///
+    /// - Throws: ``JOSEError/Reason/invalidKey`` when the signing operation fails.
+    public func sign(payload: Data, header: [String: JSONValue] = [:]) throws(JOSEError) -> String {
+        var fields = header
+        fields["alg"] = .string(algorithm.rawValue)
+        if let keyID, fields["kid"] == nil { fields["kid"] = .string(keyID) }
+        let input = Base64URL.encode(Data(JSONValue.object(fields).description.utf8)) + "." + Base64URL.encode(payload)
+        return input + "." + Base64URL.encode(try signature(for: Data(input.utf8)))
+    }
+
+    /// Signs a claims set into a compact JWT.
+    ///
+    /// - Throws: ``JOSEError/Reason/invalidKey`` when the signing operation fails.
+    public func sign(claims: [String: JSONValue], header: [String: JSONValue] = [:]) throws(JOSEError) -> String {
+        try sign(payload: Data(JSONValue.object(claims).description.utf8), header: header)
+    }
+
+    func signature(for input: Data) throws(JOSEError) -> Data {
+        do {
+            switch (key, algorithm) {
+            case (.rsa(let key), .rs256): return try key.signature(for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5).rawRepresentation
+            case (.rsa(let key), .rs384): return try key.signature(for: SHA384.hash(data: input), padding: .insecurePKCS1v1_5).rawRepresentation
+            case (.rsa(let key), .rs512): return try key.signature(for: SHA512.hash(data: input), padding: .insecurePKCS1v1_5).rawRepresentation
+            case (.rsa(let key), .ps256): return try key.signature(for: SHA256.hash(data: input), padding: .PSS).rawRepresentation
+            case (.rsa(let key), .ps384): return try key.signature(for: SHA384.hash(data: input), padding: .PSS).rawRepresentation
+            case (.rsa(let key), .ps512): return try key.signature(for: SHA512.hash(data: input), padding: .PSS).rawRepresentation
+            case (.p256(let key), _): return try key.signature(for: SHA256.hash(data: input)).rawRepresentation
+            case (.p384(let key), _): return try key.signature(for: SHA384.hash(data: input)).rawRepresentation
+            case (.p521(let key), _): return try key.signature(for: SHA512.hash(data: input)).rawRepresentation
+            case (.ed25519(let key), _): return try key.signature(for: input)
+            case (.hmac(let key), .hs256): return Data(HMAC<SHA256>.authenticationCode(for: input, using: key))
+            case (.hmac(let key), .hs384): return Data(HMAC<SHA384>.authenticationCode(for: input, using: key))
+            case (.hmac(let key), .hs512): return Data(HMAC<SHA512>.authenticationCode(for: input, using: key))
+            default: throw JOSEError(.algorithmNotAllowed, "The key cannot sign with \(algorithm).")
+            }
+        } catch let error as JOSEError {
+            throw error
+        } catch {
+            throw JOSEError(.invalidKey, "Signing failed.")
+        }
+    }
+}

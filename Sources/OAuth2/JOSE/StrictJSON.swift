@@ -1,0 +1,251 @@
+import Foundation
+
+/// A strict JSON parser (RFC 8259) for security-relevant documents: JOSE headers, JWT
+/// claim sets and JWK sets.
+///
+/// Written by hand because Foundation's parsers silently keep one of two members with the
+/// same name, which RFC 7515 §5.2 and RFC 7519 §4 forbid relying on (two `alg` or two `aud`
+/// members must not be read differently by two parties). It also bounds nesting depth,
+/// refuses invalid UTF-8, lone surrogates and trailing data, and is faster than
+/// `JSONDecoder` on the small documents it reads.
+enum StrictJSON {
+    enum Failure: Error, Equatable {
+        case syntax(offset: Int)
+        case duplicateMember(String)
+        case tooDeep
+    }
+
+    static let maximumDepth = 32
+
+    /// Parses one JSON value that must span all of `bytes` (surrounding whitespace aside).
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
+        var parser = Parser(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw .syntax(offset: parser.index) }
+        return value
+    }
+
+    /// Parses a JSON object.
+    static func parseObject(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [String: JSONValue] {
+        guard case .object(let object) = try parse(bytes) else { throw .syntax(offset: 0) }
+        return object
+    }
+
+    static func parseObject(_ data: some ContiguousBytes) throws(Failure) -> [String: JSONValue] {
+        let result: Result<[String: JSONValue], Failure> = data.withUnsafeBytes { bytes in
+            do throws(Failure) { return .success(try parseObject(bytes)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    private struct Parser {
+        let bytes: UnsafeRawBufferPointer
+        var index = 0
+
+        init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func expect(_ literal: StaticString) throws(Failure) {
+            let count = literal.utf8CodeUnitCount
+            guard index + count <= bytes.count else { throw .syntax(offset: index) }
+            let pointer = literal.utf8Start
+            for offset in 0..<count where bytes[index + offset] != pointer[offset] {
+                throw .syntax(offset: index + offset)
+            }
+            index += count
+        }
+
+        mutating func value(depth: Int) throws(Failure) -> JSONValue {
+            guard let byte = current else { throw .syntax(offset: index) }
+            switch byte {
+            case UInt8(ascii: "{"): return .object(try object(depth: depth + 1))
+            case UInt8(ascii: "["): return .array(try array(depth: depth + 1))
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+            case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+            case UInt8(ascii: "n"): try expect("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+            default: throw .syntax(offset: index)
+            }
+        }
+
+        mutating func object(depth: Int) throws(Failure) -> [String: JSONValue] {
+            guard depth <= StrictJSON.maximumDepth else { throw .tooDeep }
+            index += 1  // {
+            var members: [String: JSONValue] = [:]
+            skipWhitespace()
+            if current == UInt8(ascii: "}") {
+                index += 1
+                return members
+            }
+            while true {
+                skipWhitespace()
+                guard current == UInt8(ascii: "\"") else { throw .syntax(offset: index) }
+                let name = try string()
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw .syntax(offset: index) }
+                index += 1
+                skipWhitespace()
+                let member = try value(depth: depth)
+                guard members.updateValue(member, forKey: name) == nil else { throw .duplicateMember(name) }
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "}"): index += 1; return members
+                default: throw .syntax(offset: index)
+                }
+            }
+        }
+
+        mutating func array(depth: Int) throws(Failure) -> [JSONValue] {
+            guard depth <= StrictJSON.maximumDepth else { throw .tooDeep }
+            index += 1  // [
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if current == UInt8(ascii: "]") {
+                index += 1
+                return elements
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try value(depth: depth))
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "]"): index += 1; return elements
+                default: throw .syntax(offset: index)
+                }
+            }
+        }
+
+        mutating func number() throws(Failure) -> JSONValue {
+            let start = index
+            var isInteger = true
+            if current == UInt8(ascii: "-") { index += 1 }
+            // int = zero / ( digit1-9 *DIGIT )
+            guard let first = current, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else {
+                throw .syntax(offset: index)
+            }
+            index += 1
+            if first != UInt8(ascii: "0") { skipDigits() }
+            if current == UInt8(ascii: ".") {
+                isInteger = false
+                index += 1
+                guard try requireDigit() else { throw .syntax(offset: index) }
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                isInteger = false
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                guard try requireDigit() else { throw .syntax(offset: index) }
+            }
+            let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            if isInteger, let integer = Int64(text) { return .integer(integer) }
+            guard let double = Double(text), double.isFinite else { throw .syntax(offset: start) }
+            return .number(double)
+        }
+
+        mutating func skipDigits() {
+            while let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { index += 1 }
+        }
+
+        mutating func requireDigit() throws(Failure) -> Bool {
+            guard let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return false }
+            skipDigits()
+            return true
+        }
+
+        mutating func string() throws(Failure) -> String {
+            index += 1  // opening quote
+            let start = index
+            // Fast path: no escapes.
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                    index += 1
+                    guard let text = String(validating: slice, as: UTF8.self) else { throw .syntax(offset: start) }
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                if byte < 0x20 { throw .syntax(offset: index) }
+                index += 1
+            }
+            // Slow path: unescape into a buffer.
+            var buffer = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    guard let text = String(validating: buffer, as: UTF8.self) else { throw .syntax(offset: start) }
+                    return text
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard let escape = current else { throw .syntax(offset: index) }
+                    index += 1
+                    switch escape {
+                    case UInt8(ascii: "\""): buffer.append(0x22)
+                    case UInt8(ascii: "\\"): buffer.append(0x5C)
+                    case UInt8(ascii: "/"): buffer.append(0x2F)
+                    case UInt8(ascii: "b"): buffer.append(0x08)
+                    case UInt8(ascii: "f"): buffer.append(0x0C)
+                    case UInt8(ascii: "n"): buffer.append(0x0A)
+                    case UInt8(ascii: "r"): buffer.append(0x0D)
+                    case UInt8(ascii: "t"): buffer.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var scalar = try hex4()
+                        if (0xD800...0xDBFF).contains(scalar) {
+                            // A high surrogate must be followed by an escaped low surrogate.
+                            try expect("\\u")
+                            let low = try hex4()
+                            guard (0xDC00...0xDFFF).contains(low) else { throw .syntax(offset: index) }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else if (0xDC00...0xDFFF).contains(scalar) {
+                            throw .syntax(offset: index)
+                        }
+                        guard let unicode = Unicode.Scalar(scalar) else { throw .syntax(offset: index) }
+                        buffer.append(contentsOf: String(Character(unicode)).utf8)
+                    default:
+                        throw .syntax(offset: index - 1)
+                    }
+                default:
+                    if byte < 0x20 { throw .syntax(offset: index) }
+                    buffer.append(byte)
+                    index += 1
+                }
+            }
+            throw .syntax(offset: index)
+        }
+
+        mutating func hex4() throws(Failure) -> UInt32 {
+            guard index + 4 <= bytes.count else { throw .syntax(offset: index) }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw .syntax(offset: index)
+                }
+                value = value << 4 | UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+    }
+}

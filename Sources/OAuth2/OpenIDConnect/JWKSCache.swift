@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+
+/// A provider's JWK set, fetched from its `jwks_uri` and cached.
+///
+/// - The lifetime follows the response's `Cache-Control: max-age` (no-cache and no-store
+///   mean the floor), clamped between ``Policy/minimumLifetime`` and
+///   ``Policy/maximumLifetime``; without the header, ``Policy/defaultLifetime``.
+/// - Concurrent lookups share one fetch.
+/// - ``refreshed(now:)`` forces a refetch when a token names a key the cached set lacks
+///   (key rotation), at most once per ``Policy/minimumRefetchInterval``, so that forged
+///   tokens with random `kid`s cannot make the client hammer the provider.
+public actor JWKSCache {
+    /// Cache lifetimes.
+    public struct Policy: Sendable, Hashable {
+        /// The shortest time a set is kept, whatever the server says.
+        public var minimumLifetime: TimeInterval
+        /// The longest time a set is kept, whatever the server says.
+        public var maximumLifetime: TimeInterval
+        /// The time a set is kept when the server says nothing.
+        public var defaultLifetime: TimeInterval
+        /// The shortest time between two forced refetches.
+        public var minimumRefetchInterval: TimeInterval
+
+        /// Creates a policy: 1 minute to 1 day, 1 hour by default, a forced refetch at
+        /// most every 10 seconds.
+        public init(minimumLifetime: TimeInterval = 60, maximumLifetime: TimeInterval = 86_400, defaultLifetime: TimeInterval = 3_600, minimumRefetchInterval: TimeInterval = 10) {
+            self.minimumLifetime = minimumLifetime
+            self.maximumLifetime = maximumLifetime
+            self.defaultLifetime = defaultLifetime
+            self.minimumRefetchInterval = minimumRefetchInterval
+        }
+    }
+
+    /// Where the set comes from.
+    public nonisolated let url: URL
+    /// The lifetimes.
+    public nonisolated let policy: Policy
+    private let fetcher: @Sendable () async throws -> (JSONWebKeySet, cacheControl: String?)
+    private var cached: (keys: JSONWebKeySet, expiresAt: Date, fetchedAt: Date)?
+    private var inFlight: Task<(JSONWebKeySet, cacheControl: String?), any Error>?
+    private var lastForcedRefetch: Date?
+    private(set) var fetchCount = 0
+
+    init(url: URL, policy: Policy, fetcher: @escaping @Sendable () async throws -> (JSONWebKeySet, cacheControl: String?)) {
+        self.url = url
+        self.policy = policy
+        self.fetcher = fetcher
+    }
+
+    /// The cached set, or a fresh one when there is none or it has expired.
+    ///
+    /// - Throws: ``OAuth2Error`` when the set cannot be fetched or parsed.
+    public func keys(now: Date = Date()) async throws -> JSONWebKeySet {
+        if let cached, cached.expiresAt > now { return cached.keys }
+        return try await fetch(now: now)
+    }
+
+    /// A refetched set, when a token names a key the cached one lacks; `nil` when a forced
+    /// refetch happened less than ``Policy/minimumRefetchInterval`` ago.
+    ///
+    /// - Throws: ``OAuth2Error`` when the set cannot be fetched or parsed.
+    public func refreshed(now: Date = Date()) async throws -> JSONWebKeySet? {
+        if let inFlight { return try await inFlight.value.0 }
+        if let last = lastForcedRefetch, now.timeIntervalSince(last) < policy.minimumRefetchInterval { return nil }
+        lastForcedRefetch = now
+        return try await fetch(now: now)
+    }
+
+    private func fetch(now: Date) async throws -> JSONWebKeySet {
+        if let inFlight { return try await inFlight.value.0 }
+        let task = Task { [fetcher] in try await fetcher() }
+        inFlight = task
+        defer { inFlight = nil }
+        let (keys, cacheControl) = try await task.value
+        fetchCount += 1
+        cached = (keys, now.addingTimeInterval(lifetime(cacheControl)), now)
+        return keys
+    }
+
+    func lifetime(_ cacheControl: String?) -> TimeInterval {
+        guard let cacheControl else { return policy.defaultLifetime }
+        var lifetime = policy.defaultLifetime
+        for directive in cacheControl.lowercased().split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            switch parts.first {
+            case "no-store", "no-cache": lifetime = 0
+            case "max-age" where parts.count == 2:
+                if let seconds = TimeInterval(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) { lifetime = seconds }
+            default: break
+            }
+        }
+        return min(max(lifetime, policy.minimumLifetime), policy.maximumLifetime)
+    }
+}
