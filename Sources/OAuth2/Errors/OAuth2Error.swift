@@ -41,6 +41,9 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
     public var serverCode: String?
     /// The lower-level error (URLError, NIO or TLS errors), when there is one.
     public var underlyingError: (any Error & Sendable)?
+    /// `true` when the server sent no error object and the code was inferred from the
+    /// HTTP status alone.
+    var inferredFromStatus = false
 
     /// Creates an error.
     public init(

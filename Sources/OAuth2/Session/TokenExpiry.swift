@@ -38,10 +38,7 @@ struct TokenExpiry: Sendable, Equatable {
     /// The `exp` claim of a JWT access token, read without verifying it: it only decides
     /// when to renew the token, never whether to trust it. `nil` for an opaque token.
     static func jwtExpiry(_ token: String) -> Date? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[1].utf8.count <= 16 * 1024,
-            let payload = Base64URL.decode(parts[1]),
-            let claims = JSONValue.parseObject(payload),
+        guard let jws = try? JWS(compact: token), let claims = try? jws.claims(),
             let exp = ResponseParsing.number(claims["exp"]), exp > 0, exp < 1e11
         else { return nil }
         return Date(timeIntervalSince1970: exp)

@@ -75,7 +75,9 @@ enum ResponseParsing {
             code = .httpError
             message = "HTTP \(status) without an error object."
         }
-        return OAuth2Error(code, source: .server, message: message, statusCode: status, retryAfter: retryAfter)
+        var error = OAuth2Error(code, source: .server, message: message, statusCode: status, retryAfter: retryAfter)
+        error.inferredFromStatus = true
+        return error
     }
 
     /// `Retry-After` as seconds from now: delta-seconds or an HTTP-date.

@@ -44,10 +44,10 @@ final class Gate: @unchecked Sendable {
         // The renewal was sent: it completes and is saved, cancelled caller or not, so that a
         // rotated refresh token is never lost. Until then the previous tokens stand.
         #expect(session.tokens?.accessToken == "at-0")
-        #expect(await store.load(session.key)?.tokens.refreshToken == "rt-0")
+        #expect(try await store.load(session.key)?.tokens.refreshToken == "rt-0")
         gate.release()
         #expect(try await session.freshAccessToken() == "at-1")
-        #expect(await store.load(session.key)?.tokens.refreshToken == "rt-1")
+        #expect(try await store.load(session.key)?.tokens.refreshToken == "rt-1")
         #expect(provider.tokenRequestCount == 1)
     }
 

@@ -90,6 +90,30 @@ import Testing
         #expect(provider.tokenRequestCount == 1, "a signed-out session does not ask the server")
     }
 
+    @Test func anEmpty400ToARefreshIsARefusedGrant() async throws {
+        // Glewlwyd's answer to a revoked or unknown refresh token: HTTP 400, no body.
+        let provider = ScriptedProvider()
+        provider.onToken { _, _ in response(400, "", contentType: nil) }
+        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        do {
+            _ = try await session.freshAccessToken()
+            Issue.record("an empty 400 produced a token")
+        } catch let error as OAuth2Error {
+            #expect(error.code == .signInRequired)
+            #expect(error.serverCode == "invalid_grant")
+        }
+        #expect(session.tokens == nil)
+        // A 400 that says what is wrong is not a refused grant: the tokens stay.
+        provider.onToken { _, _ in response(400, #"{"error":"invalid_request"}"#) }
+        let other = try await Session(client: try provider.client(), tokens: expiredTokens())
+        do {
+            _ = try await other.freshAccessToken()
+        } catch let error as OAuth2Error {
+            #expect(error.code == .invalidRequest)
+        }
+        #expect(other.tokens?.refreshToken == "rt-0")
+    }
+
     @Test func otherErrorsKeepTheTokens() async throws {
         let provider = ScriptedProvider()
         provider.onToken { _, _ in response(401, #"{"error":"invalid_client"}"#) }

@@ -25,11 +25,13 @@ import Testing
     }
 
     @Test func aTokenInsideTheLeewayIsRenewed() async throws {
+        // An hour-long token with ten minutes left.
         let provider = ScriptedProvider()
         let client = try provider.client()
-        let soon = try await Session(client: client, tokens: freshTokens("at-0", lifetime: 3000), options: .init(leeway: 3300))
+        let tokens = TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(600), issuedAt: Date().addingTimeInterval(-3000))
+        let soon = try await Session(client: client, tokens: tokens, options: .init(leeway: 700))
         #expect(try await soon.freshAccessToken() == "at-1")
-        let later = try await Session(client: client, tokens: freshTokens("at-0", lifetime: 3000), options: .init(leeway: 60))
+        let later = try await Session(client: client, tokens: tokens, options: .init(leeway: 60))
         #expect(try await later.freshAccessToken() == "at-0")
         #expect(provider.tokenRequestCount == 1)
     }
