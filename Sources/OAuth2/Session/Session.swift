@@ -73,7 +73,8 @@ public actor Session {
     }
 
     /// Creates a session from the tokens of a sign-in, and saves them in `store` (replacing
-    /// any record of the same account).
+    /// the tokens of any record of the same account; its other members are kept, but for
+    /// ``StoredSession/subject``).
     ///
     /// - Throws: what the store's `save` throws (the library's stores throw ``OAuth2Error``).
     public init(
@@ -88,8 +89,21 @@ public actor Session {
         self.client = client
         self.store = store
         self.options = options
-        try await store.save(StoredSession(key: key, tokens: tokens, updatedAt: client.now()))
+        try await Self.save(signedIn: tokens, key: key, store: store, now: client.now())
         state.set(.init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway)))
+    }
+
+    /// Saves the tokens of a sign-in under the store's lock (so that a renewal in another
+    /// process cannot overwrite them with older ones), keeping the record's other members
+    /// but its `subject`, which belongs to the previous sign-in.
+    static func save(signedIn tokens: TokenSet, key: SessionKey, store: any TokenStore, now: Date) async throws {
+        try await store.withExclusiveAccess(to: key) {
+            var record = try await store.load(key) ?? StoredSession(key: key, tokens: tokens)
+            record.tokens = tokens
+            record.subject = nil
+            record.updatedAt = now
+            try await store.save(record)
+        }
     }
 
     /// Restores the session of `account` from `store`; `nil` when the store has none.
@@ -179,13 +193,7 @@ public actor Session {
     public func signIn(_ obtain: @Sendable (OAuth2Client) async throws -> TokenSet) async throws -> TokenSet {
         let tokens = try await obtain(client)
         try Self.checkCancellation("The sign-in was cancelled; the session keeps its previous tokens.")
-        let key = self.key, store = self.store, now = client.now()
-        try await store.withExclusiveAccess(to: key) {
-            var record = try await store.load(key) ?? StoredSession(key: key, tokens: tokens)
-            record.tokens = tokens
-            record.updatedAt = now
-            try await store.save(record)
-        }
+        try await Self.save(signedIn: tokens, key: key, store: store, now: client.now())
         epoch &+= 1
         backoff = nil
         setTokens(tokens)
