@@ -52,12 +52,15 @@ let package = Package(
             path: "Sources/OAuth2Example",
             swiftSettings: strictSettings
         ),
-        // libFuzzer harness; see README ("Fuzz/"). Built normally it is an empty program.
+        // libFuzzer harnesses; see README ("Fuzz/") and scripts/fuzz. Built normally they are empty programs.
         .executableTarget(
             name: "FuzzParsers",
             dependencies: ["OAuth2", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Fuzz/FuzzParsers"
         ),
+        .executableTarget(name: "FuzzJWS", dependencies: ["OAuth2"], path: "Fuzz/FuzzJWS"),
+        .executableTarget(name: "FuzzJWKS", dependencies: ["OAuth2"], path: "Fuzz/FuzzJWKS"),
+        .executableTarget(name: "FuzzClaims", dependencies: ["OAuth2"], path: "Fuzz/FuzzClaims"),
         .target(
             name: "OAuth2TestSupport",
             dependencies: [

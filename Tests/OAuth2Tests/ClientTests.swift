@@ -39,7 +39,7 @@ private let tokenJSON = #"{"access_token":"at-1","token_type":"Bearer","expires_
     @Test func publicClientsSendOnlyTheirId() async throws {
         let transport = StubTransport(json: tokenJSON)
         let client = try Fixtures.client(transport, configuration: Fixtures.configuration(secret: nil))
-        let request = try client.authorizationRequest()
+        let request = try client.authorizationRequest(AuthorizationOptions(scopes: ["read"]))
         _ = try await client.completeAuthorization(
             callbackURL: URL(string: "http://127.0.0.1:9999/callback?code=the-code&state=\(request.state)")!, request: request)
         let sent = try #require(transport.sent.first)

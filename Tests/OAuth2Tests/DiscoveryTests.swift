@@ -34,7 +34,11 @@ import Testing
 @Suite struct DiscoveryTests {
     static let issuer = URL(string: "https://as.example.com/o")!
 
+    /// A metadata document; every one names a jwks_uri unless `members` sets it to "".
     func document(_ members: [String: String]) -> String {
+        var members = members
+        if members["jwks_uri"] == nil { members["jwks_uri"] = "https://as.example.com/o/jwks" }
+        members = members.filter { !$0.value.isEmpty }
         let body = members.map { "\"\($0.key)\":\"\($0.value)\"" }.joined(separator: ",")
         return "{\(body)}"
     }
@@ -56,6 +60,29 @@ import Testing
         let client = try await discover(transport)
         #expect(client.metadata.revocationEndpoint != nil)
         #expect(transport.sent.count == 1)
+    }
+
+    @Test func anOpenIDDocumentWithoutJWKSURIIsRefused() async throws {
+        var members = complete
+        members["jwks_uri"] = ""
+        let doc = document(members)
+        let transport = StubTransport { request, _ in
+            request.path == "/o/.well-known/openid-configuration" ? response(200, doc) : response(404, "", contentType: nil)
+        }
+        let error = await #expect(throws: OAuth2Error.self) { try await discover(transport) }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.message?.contains("jwks_uri") == true)
+    }
+
+    @Test func anHTTPJWKSURIIsRefused() async throws {
+        var members = complete
+        members["jwks_uri"] = "http://as.example.com/o/jwks"
+        let doc = document(members)
+        let transport = StubTransport { request, _ in
+            request.path == "/o/.well-known/openid-configuration" ? response(200, doc) : response(404, "", contentType: nil)
+        }
+        let error = await #expect(throws: OAuth2Error.self) { try await discover(transport) }
+        #expect(error?.code == .insecureEndpoint)
     }
 
     @Test func fillsMissingEndpointsFromRFC8414() async throws {

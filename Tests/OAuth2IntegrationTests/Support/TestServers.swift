@@ -89,8 +89,7 @@ enum Server: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
     /// Drives the browser part of an authorization-code flow as the user would, and returns
     /// the URL the server redirected the browser to.
-    func authorize(_ request: AuthorizationRequest, clientID: String) async throws -> URL {
-        let browser = Browser()
+    func authorize(_ request: AuthorizationRequest, clientID: String, browser: Browser = Browser()) async throws -> URL {
         switch self {
         case .glewlwyd:
             let api = baseURL.appendingPathComponent("api")

@@ -1,0 +1,24 @@
+// libFuzzer harness for the strict JSON parser and ID-token claims decoding and checks;
+// built without --sanitize=fuzzer this program does nothing.
+import Foundation
+import OAuth2
+
+private let validator = IDTokenValidator(issuer: "https://op.example", clientID: "c", allowedAlgorithms: [.rs256])
+private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    let data = Data(bytes: start, count: count)
+    do {
+        // A claims set is a JWS payload: go through the same strict parser.
+        let compact = "eyJhbGciOiJSUzI1NiJ9." + data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") + ".AA"
+        let claims = try IDTokenClaims(JWS(compact: compact).claims())
+        _ = (claims.email, claims.authTime, claims.claimNames, claims.authenticationMethods, claims.updatedAt, claims.picture)
+        try validator.check(claims, algorithm: .rs256, expecting: .init(nonce: "n", maxAge: 60, accessToken: "a", authorizationCode: "c", previous: claims), now: now)
+    } catch _ as JOSEError {
+    } catch {
+        fatalError("unexpected error type: \(type(of: error))")
+    }
+    return 0
+}
