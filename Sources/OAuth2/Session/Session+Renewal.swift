@@ -2,161 +2,182 @@ import Foundation
 import Logging
 
 // Single-flight renewal: the first caller that finds the token due starts one renewal
-// (a `Flight`); every caller, the first included, waits for it on a continuation of its own,
+// (a flight); every caller, the first included, waits for it on a continuation of its own,
 // so that a cancelled caller can leave without cancelling the renewal the others wait for.
+// All of it runs outside the actor, under `SessionState`'s lock: the waiters of a burst
+// join, and later resume, in parallel.
 
 extension Session {
-    struct Flight {
-        /// The session's epoch when the renewal started.
-        var epoch: UInt64
-        var waiters: [UInt64: Waiter] = [:]
-    }
-
-    struct Waiter {
-        var continuation: CheckedContinuation<TokenSet, any Error>
-        /// The access token the caller saw refused (a 401), which it must not get back;
-        /// `nil` for a caller that only found the token due.
-        var rejected: String?
-    }
-
     /// Returns fresh tokens, renewing them in one shared flight if needed. `rejected` is an
     /// access token a resource server refused, or the current one for a forced renewal.
-    func renew(rejecting rejected: String?) async throws -> TokenSet {
+    nonisolated func renew(rejecting rejected: String?) async throws -> TokenSet {
         let now = client.now()
-        // Another caller may have renewed while this one waited to enter the actor.
-        if let snapshot = state.snapshot, snapshot.tokens.accessToken != rejected, now < snapshot.expiry.renewAt {
-            return snapshot.tokens
+        let early: Result<TokenSet, OAuth2Error>? = state.locked { state in
+            // Another caller may have renewed meanwhile.
+            if let snapshot = state.current, snapshot.tokens.accessToken != rejected, now < snapshot.expiry.renewAt {
+                return .success(snapshot.tokens)
+            }
+            if let backoff = state.backoff, now < backoff.until {
+                if rejected == nil, let tokens = Self.unexpired(state.current, at: now) { return .success(tokens) }
+                var error = backoff.error
+                error.retryAfter = backoff.until.timeIntervalSince(now)
+                return .failure(error)
+            }
+            return nil
         }
-        if let backoff, now < backoff.until {
-            if rejected == nil, let tokens = unexpiredTokens(at: now) { return tokens }
-            var error = backoff.error
-            error.retryAfter = backoff.until.timeIntervalSince(now)
-            throw error
+        if let early { return try early.get() }
+
+        let id = state.locked { state in
+            state.nextWaiterID &+= 1
+            return state.nextWaiterID
         }
-        nextWaiterID &+= 1
-        let id = nextWaiterID
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TokenSet, any Error>) in
-                if Task.isCancelled {
-                    continuation.resume(throwing: Self.waitCancelled)
-                    return
+                enum Join { case cancelled, joined, started(Renewer) }
+                let join: Join = state.locked { state in
+                    // Checked under the lock that `cancelWaiter` takes: a cancellation
+                    // is seen here or finds the waiter there.
+                    if Task.isCancelled { return .cancelled }
+                    var join = Join.joined
+                    if state.flight == nil {
+                        state.flight = SessionState.Flight(epoch: state.epoch)
+                        join = .started(makeRenewer(memory: state.current?.tokens, rejecting: rejected))
+                    }
+                    state.flight?.waiters[id] = SessionState.Waiter(continuation: continuation, rejected: rejected)
+                    return join
                 }
-                if flight == nil { startFlight(rejecting: rejected) }
-                flight?.waiters[id] = Waiter(continuation: continuation, rejected: rejected)
+                switch join {
+                case .cancelled: continuation.resume(throwing: Self.waitCancelled)
+                case .started(let renewer): launch(renewer)
+                case .joined: break
+                }
             }
         } onCancel: {
-            Task { await self.cancelWaiter(id) }
+            cancelWaiter(id)
         }
     }
 
-    private func startFlight(rejecting rejected: String?) {
-        let renewal = Renewer(
-            key: key, client: client, store: store, options: options,
-            memory: state.snapshot?.tokens, rejected: rejected)
-        flight = Flight(epoch: epoch)
-        // Not a child of any caller's task: cancelling callers never cancels the renewal.
+    private nonisolated func makeRenewer(memory: TokenSet?, rejecting rejected: String?) -> Renewer {
+        Renewer(key: key, client: client, store: store, options: options, memory: memory, rejected: rejected)
+    }
+
+    /// Runs a renewal in a task of its own: not a child of any caller's task, so that
+    /// cancelling callers never cancels the renewal.
+    private nonisolated func launch(_ renewer: Renewer) {
         Task {
             let result: Result<Renewer.Outcome, any Error>
             do {
-                result = .success(try await renewal.run())
+                result = .success(try await renewer.run())
             } catch {
                 result = .failure(error)
             }
-            self.finish(result)
+            finish(result)
         }
     }
 
-    private func finish(_ result: Result<Renewer.Outcome, any Error>) {
-        guard let flight else { return }
-        self.flight = nil
-        // A sign-in or sign-out during the renewal decides the tokens; the renewal only answers its callers.
-        let current = flight.epoch == epoch
+    private nonisolated func finish(_ result: Result<Renewer.Outcome, any Error>) {
         let now = client.now()
-        var waiters = Array(flight.waiters.values)
+        var resumptions: [(SessionState.Waiter, Result<TokenSet, any Error>)] = []
+        var restart: Renewer?
+        var note: (level: Logger.Level, message: String)?
+        state.locked { state in
+            guard let flight = state.flight else { return }
+            state.flight = nil
+            // A sign-in or sign-out during the renewal decides the tokens; the renewal only
+            // answers its callers.
+            let current = flight.epoch == state.epoch
+            let waiters = Array(flight.waiters.values)
 
-        switch result {
-        case .success(.renewed(let tokens, let fromServer)):
-            if current {
-                backoff = nil
-                let previous = state.snapshot?.tokens
-                setTokens(tokens)
-                if previous != nil, previous != tokens { broadcaster.emit(.refreshed(tokens)) }
-                client.logger.debug(
-                    "session \(key): \(fromServer ? "renewed at the token endpoint" : "took the stored tokens")")
-            }
-            guard let tokens = state.snapshot?.tokens else {
-                resumeAll(waiters, throwing: Self.noTokens)
-                return
-            }
-            // A caller whose refused token came back from the store (it looked fresh there)
-            // needs a renewal of its own. From the server, the same token is the answer.
-            let unsatisfied = fromServer ? [] : waiters.filter { $0.rejected == tokens.accessToken }
-            if !unsatisfied.isEmpty { waiters.removeAll { $0.rejected == tokens.accessToken } }
-            for waiter in waiters { waiter.continuation.resume(returning: tokens) }
-            if let first = unsatisfied.first {
-                startFlight(rejecting: first.rejected)
-                for waiter in unsatisfied {
-                    nextWaiterID &+= 1
-                    self.flight?.waiters[nextWaiterID] = waiter
+            switch result {
+            case .success(.renewed(let tokens, let fromServer)):
+                if current {
+                    state.backoff = nil
+                    let previous = state.current?.tokens
+                    state.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway))
+                    if previous != nil, previous != tokens { broadcaster.emit(.refreshed(tokens)) }
+                    note = (.debug, fromServer ? "renewed at the token endpoint" : "took the stored tokens")
                 }
-            }
+                guard let tokens = state.current?.tokens else {
+                    resumptions = waiters.map { ($0, .failure(Self.noTokens)) }
+                    return
+                }
+                // A caller whose refused token came back from the store (it looked fresh
+                // there) needs a renewal of its own. From the server, the same token is the answer.
+                var unsatisfied: [SessionState.Waiter] = []
+                for waiter in waiters {
+                    if !fromServer, waiter.rejected == tokens.accessToken {
+                        unsatisfied.append(waiter)
+                    } else {
+                        resumptions.append((waiter, .success(tokens)))
+                    }
+                }
+                if let first = unsatisfied.first {
+                    var next = SessionState.Flight(epoch: state.epoch)
+                    for waiter in unsatisfied {
+                        state.nextWaiterID &+= 1
+                        next.waiters[state.nextWaiterID] = waiter
+                    }
+                    state.flight = next
+                    restart = makeRenewer(memory: tokens, rejecting: first.rejected)
+                }
 
-        case .success(.unsaved(let tokens, let error)):
-            // The server's answer is kept in memory (it may hold the only live refresh token);
-            // the next renewal saves it.
-            if current {
-                backoff = nil
-                setTokens(tokens)
-                broadcaster.emit(.refreshed(tokens))
-            }
-            client.logger.warning("session \(key): renewed, but the store did not save the tokens")
-            resumeAll(waiters, throwing: error)
+            case .success(.unsaved(let tokens, let error)):
+                // The server's answer is kept in memory (it may hold the only live refresh
+                // token); the next renewal saves it.
+                if current {
+                    state.backoff = nil
+                    state.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway))
+                    broadcaster.emit(.refreshed(tokens))
+                }
+                note = (.warning, "renewed, but the store did not save the tokens")
+                resumptions = waiters.map { ($0, .failure(error)) }
 
-        case .success(.signedOut(let error)):
-            if current {
-                epoch &+= 1
-                setTokens(nil)
-                broadcaster.emit(.signedOut(error))
-                client.logger.debug("session \(key): the server refused the refresh token; tokens removed")
-            }
-            resumeAll(waiters, throwing: error)
+            case .success(.signedOut(let error)):
+                if current {
+                    state.epoch &+= 1
+                    state.backoff = nil
+                    state.current = nil
+                    broadcaster.emit(.signedOut(error))
+                    note = (.debug, "the server refused the refresh token; tokens removed")
+                }
+                resumptions = waiters.map { ($0, .failure(error)) }
 
-        case .success(.unavailable(let error)):
-            resumeAll(waiters, throwing: error)
+            case .success(.unavailable(let error)):
+                resumptions = waiters.map { ($0, .failure(error)) }
 
-        case .failure(let error):
-            guard let error = error as? OAuth2Error else {
-                resumeAll(waiters, throwing: error)  // the store's own error, passed through
-                return
-            }
-            if current { broadcaster.emit(.refreshFailed(error)) }
-            client.logger.debug("session \(key): renewal failed (\(error.code)); tokens kept")
-            if error.isTransient, let retryAfter = error.retryAfter, retryAfter > 0 {
-                backoff = (now.addingTimeInterval(retryAfter), error)
-            }
-            let unexpired = error.isTransient ? unexpiredTokens(at: now) : nil
-            for waiter in waiters {
-                if waiter.rejected == nil, let unexpired {
-                    waiter.continuation.resume(returning: unexpired)
-                } else {
-                    waiter.continuation.resume(throwing: error)
+            case .failure(let error):
+                guard let error = error as? OAuth2Error else {
+                    resumptions = waiters.map { ($0, .failure(error)) }  // the store's own error, passed through
+                    return
+                }
+                if current { broadcaster.emit(.refreshFailed(error)) }
+                note = (.debug, "renewal failed (\(error.code)); tokens kept")
+                if error.isTransient, let retryAfter = error.retryAfter, retryAfter > 0 {
+                    state.backoff = (now.addingTimeInterval(retryAfter), error)
+                }
+                let unexpired = error.isTransient ? Self.unexpired(state.current, at: now) : nil
+                for waiter in waiters {
+                    if waiter.rejected == nil, let unexpired {
+                        resumptions.append((waiter, .success(unexpired)))
+                    } else {
+                        resumptions.append((waiter, .failure(error)))
+                    }
                 }
             }
         }
+        if let note { client.logger.log(level: note.level, "session \(key): \(note.message)") }
+        for (waiter, result) in resumptions { waiter.continuation.resume(with: result) }
+        if let restart { launch(restart) }
     }
 
-    private func cancelWaiter(_ id: UInt64) {
-        guard let waiter = flight?.waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(throwing: Self.waitCancelled)
-    }
-
-    private func resumeAll(_ waiters: [Waiter], throwing error: any Error) {
-        for waiter in waiters { waiter.continuation.resume(throwing: error) }
+    private nonisolated func cancelWaiter(_ id: UInt64) {
+        let waiter = state.locked { $0.flight?.waiters.removeValue(forKey: id) }
+        waiter?.continuation.resume(throwing: Self.waitCancelled)
     }
 
     /// The tokens in hand if the access token has not expired yet (it may be in the leeway).
-    private func unexpiredTokens(at now: Date) -> TokenSet? {
-        guard let snapshot = state.snapshot else { return nil }
+    private static func unexpired(_ snapshot: SessionState.Snapshot?, at now: Date) -> TokenSet? {
+        guard let snapshot else { return nil }
         if let expiresAt = snapshot.expiry.expiresAt, expiresAt <= now { return nil }
         return snapshot.tokens
     }

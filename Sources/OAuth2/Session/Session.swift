@@ -38,16 +38,9 @@ public actor Session {
     /// How tokens are renewed.
     public nonisolated let options: Options
 
-    let state = TokenState()
+    /// The tokens, the renewal in flight, the back-off: behind a lock, not the actor.
+    let state = SessionState()
     let broadcaster = EventBroadcaster()
-    /// The renewal in progress, with everyone waiting for it.
-    var flight: Flight?
-    var nextWaiterID: UInt64 = 0
-    /// After a transient failure with `Retry-After`: no new request before `until`.
-    var backoff: (until: Date, error: OAuth2Error)?
-    /// Changes whenever the tokens are replaced other than by a renewal (sign-in, sign-out),
-    /// so that a renewal started before cannot bring old tokens back.
-    var epoch: UInt64 = 0
 
     /// Creates a session for `account` that reads its tokens from `store` when first needed.
     ///
@@ -90,7 +83,7 @@ public actor Session {
         self.store = store
         self.options = options
         try await Self.save(signedIn: tokens, key: key, store: store, now: client.now())
-        state.set(.init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway)))
+        state.locked { $0.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway)) }
     }
 
     /// Saves the tokens of a sign-in under the store's lock (so that a renewal in another
@@ -120,7 +113,7 @@ public actor Session {
     ) async throws -> Session? {
         let session = Session(client: client, store: store, account: account, options: options)
         guard let record = try await store.load(session.key) else { return nil }
-        session.state.set(.init(tokens: record.tokens, expiry: TokenExpiry(record.tokens, leeway: options.leeway)))
+        session.state.locked { $0.current = .init(tokens: record.tokens, expiry: TokenExpiry(record.tokens, leeway: options.leeway)) }
         return session
     }
 
@@ -172,7 +165,7 @@ public actor Session {
     ///
     /// - Throws: as ``freshTokens()``, but a transient failure is always thrown.
     @discardableResult
-    public func refresh() async throws -> TokenSet {
+    public nonisolated func refresh() async throws -> TokenSet {
         try await renew(rejecting: state.snapshot?.tokens.accessToken)
     }
 
@@ -194,10 +187,7 @@ public actor Session {
         let tokens = try await obtain(client)
         try Self.checkCancellation("The sign-in was cancelled; the session keeps its previous tokens.")
         try await Self.save(signedIn: tokens, key: key, store: store, now: client.now())
-        epoch &+= 1
-        backoff = nil
-        setTokens(tokens)
-        broadcaster.emit(.signedIn(tokens))
+        replaceTokens(tokens, event: .signedIn(tokens))
         return tokens
     }
 
@@ -207,8 +197,17 @@ public actor Session {
         broadcaster.subscribe()
     }
 
-    func setTokens(_ tokens: TokenSet?) {
-        state.set(tokens.map { .init(tokens: $0, expiry: TokenExpiry($0, leeway: options.leeway)) })
+    /// Makes `tokens` the session's outside a renewal (a sign-in, a sign-out): a renewal in
+    /// flight will not overwrite them. Emits `event` in the same critical section, so that
+    /// events arrive in the order the tokens changed.
+    nonisolated func replaceTokens(_ tokens: TokenSet?, event: SessionEvent) {
+        let snapshot = tokens.map { SessionState.Snapshot(tokens: $0, expiry: TokenExpiry($0, leeway: options.leeway)) }
+        state.locked { state in
+            state.epoch &+= 1
+            state.backoff = nil
+            state.current = snapshot
+            broadcaster.emit(event)
+        }
     }
 
     static func checkCancellation(_ message: String) throws(OAuth2Error) {

@@ -110,12 +110,7 @@ extension Session {
             }
             return SignOutResult(failed: options, errors: errors, endSessionRequest: nil)
         }
-        if result.removed {
-            epoch &+= 1
-            backoff = nil
-            setTokens(nil)
-            broadcaster.emit(.signedOut(nil))
-        }
+        if result.removed { replaceTokens(nil, event: .signedOut(nil)) }
         return result.result
     }
 }
