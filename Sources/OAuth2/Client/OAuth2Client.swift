@@ -175,7 +175,8 @@ extension OAuth2Client {
             body: body,
             requestedScopes: requestedScopes ?? grant.requestedScopes,
             sentAt: sentAt,
-            receivedAt: now()
+            receivedAt: now(),
+            quirks: configuration.quirks
         )
     }
 
@@ -194,6 +195,9 @@ extension OAuth2Client {
     /// token keeps the current one (Glewlwyd), one with a new refresh token replaces it
     /// (rotation, as django-oauth-toolkit does).
     ///
+    /// Empty `scopes` keep the grant's scopes and send none — unless the configuration has
+    /// ``ServerQuirks/scopesOnRefresh``, which sends the configuration's scopes.
+    ///
     /// - Throws: ``OAuth2Error/Code/invalidRequest`` when `tokens` has no refresh token;
     ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) when the refresh token is
     ///   dead.
@@ -201,7 +205,10 @@ extension OAuth2Client {
         guard let refreshToken = tokens.refreshToken else {
             throw OAuth2Error.client(.invalidRequest, "The token set has no refresh token.")
         }
-        let refreshed = try await requestToken(.refreshToken(refreshToken, scopes: scopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
+        var sentScopes = scopes
+        if sentScopes.isEmpty, configuration.quirks.contains(.scopesOnRefresh) { sentScopes = configuration.scopes }
+        let refreshed = try await requestToken(
+            .refreshToken(refreshToken, scopes: sentScopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
         return tokens.merging(refreshed: refreshed)
     }
 }
@@ -289,9 +296,11 @@ enum ClientAuthentication {
         }
     }
 
-    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1.
+    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1. An empty
+    /// secret only with ``ServerQuirks/basicAuthenticationWithEmptySecret`` (Reddit).
     static func basicAuthorization(_ configuration: ClientConfiguration) throws(OAuth2Error) -> String {
-        guard let secret = configuration.clientSecret, !secret.isEmpty else {
+        let secret = configuration.clientSecret ?? ""
+        guard !secret.isEmpty || configuration.quirks.contains(.basicAuthenticationWithEmptySecret) else {
             throw .client(.invalidConfiguration, "client_secret_basic needs a client secret.")
         }
         let credentials = FormURLEncoding.encode(configuration.clientID) + ":" + FormURLEncoding.encode(secret)

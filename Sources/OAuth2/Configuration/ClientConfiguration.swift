@@ -74,6 +74,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     public var additionalParameters: [RequestKind: [String: String]]
     /// Extra headers added to every request of a kind.
     public var additionalHeaders: [RequestKind: HTTPFields]
+    /// The server's deviations from the RFCs the client bends to; none by default.
+    public var quirks: ServerQuirks
 
     /// Creates a configuration.
     public init(
@@ -83,7 +85,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         redirectURI: URL? = nil,
         scopes: [String] = [],
         additionalParameters: [RequestKind: [String: String]] = [:],
-        additionalHeaders: [RequestKind: HTTPFields] = [:]
+        additionalHeaders: [RequestKind: HTTPFields] = [:],
+        quirks: ServerQuirks = []
     ) {
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -92,10 +95,15 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         self.scopes = scopes
         self.additionalParameters = additionalParameters
         self.additionalHeaders = additionalHeaders
+        self.quirks = quirks
     }
 
     /// Checks what can be checked without a server: a client id, a usable redirect URI
-    /// (absolute, no fragment — RFC 6749 §3.1.2), a secret when a secret method is chosen.
+    /// (absolute, no fragment — RFC 6749 §3.1.2), a secret when a secret method is chosen
+    /// (`client_secret_basic` without one only with
+    /// ``ServerQuirks/basicAuthenticationWithEmptySecret``).
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` naming what is wrong.
     public func validate() throws(OAuth2Error) {
         guard !clientID.isEmpty else {
             throw .client(.invalidConfiguration, "The client id is empty.")
@@ -106,7 +114,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
             }
         }
         if let method = authenticationMethod, method == .clientSecretBasic || method == .clientSecretPost,
-            clientSecret?.isEmpty ?? true
+            clientSecret?.isEmpty ?? true,
+            !(method == .clientSecretBasic && quirks.contains(.basicAuthenticationWithEmptySecret))
         {
             throw .client(.invalidConfiguration, "\(method) needs a client secret.")
         }
@@ -129,6 +138,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if let authenticationMethod { parts.append("authenticationMethod: \(authenticationMethod)") }
         if let redirectURI { parts.append("redirectURI: \(redirectURI.absoluteString)") }
         if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        if !quirks.isEmpty { parts.append("quirks: \(quirks)") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }
 }
