@@ -10,7 +10,7 @@ private func settings(_ json: String, format: ClientSettings.Format? = nil) thro
 /// The error settings throw, with its message.
 private func settingsError(_ json: String, format: ClientSettings.Format? = nil) -> OAuth2Error? {
     do {
-        _ = try settings(json, format: format)
+        _ = try ClientSettings(data: Data(json.utf8), format: format)
         return nil
     } catch {
         return error
@@ -129,7 +129,8 @@ private func endpoints(_ server: AuthorizationServer) -> ServerMetadata? {
         let transport = StubTransport(json: #"{"access_token":"at","token_type":"bearer"}"#)
         let settings = try settings(#"""
             {"client_id": "my app", "client_secret": "s3cr3t", "token_uri": "https://as.example.com/token",
-             "scope": "read write", "headers": {"X-Tenant": "acme"}, "parameters": {"audience": "api"}}
+             "scope": "read write", "headers": {"X-Tenant": "acme", "Accept": "application/vnd.github.v3+json"},
+             "parameters": {"audience": "api"}}
             """#)
         let client = try await OAuth2Client(settings: settings, transport: transport)
         _ = try await client.clientCredentials()
@@ -137,6 +138,7 @@ private func endpoints(_ server: AuthorizationServer) -> ServerMetadata? {
         #expect(sent.request.url == URL(string: "https://as.example.com/token"))
         #expect(sent.request.headerFields[.authorization] == "Basic " + Data("my+app:s3cr3t".utf8).base64EncodedString())
         #expect(sent.request.headerFields[HTTPField.Name("X-Tenant")!] == "acme")
+        #expect(sent.request.headerFields[.accept] == "application/vnd.github.v3+json")
         #expect(sent.form["scope"] == "read write")
         #expect(sent.form["audience"] == "api")
         #expect(sent.form["client_secret"] == nil)

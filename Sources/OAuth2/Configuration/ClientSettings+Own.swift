@@ -12,12 +12,15 @@ extension ClientSettings {
     static let ownServerKeys: Set<String> = Set(ServerMetadata.knownFields.keys)
     static let ownLibraryKeys: Set<String> = ["additional_parameters", "additional_headers", "quirks", "provider"]
 
+    /// Every key of the library's format.
+    static let ownKeys: Set<String> = ownClientKeys.union(ownServerKeys).union(ownLibraryKeys)
+
     /// Keys of the library's format that neither p2 nor OktaOidc uses.
     static let ownOnlyKeys: Set<String> = ownServerKeys.union(ownLibraryKeys)
         .union(["token_endpoint_auth_method", "post_logout_redirect_uris"]).subtracting(["issuer"])
 
     static func readOwnFormat(_ reader: SettingsReader) throws(OAuth2Error) -> ClientSettings {
-        try reader.rejectUnknownKeys(known: ownClientKeys.union(ownServerKeys).union(ownLibraryKeys)) { key in
+        try reader.rejectUnknownKeys(known: ownKeys) { key in
             oktaKeys.contains(key) ? "It is a key of OktaOidc's format, which cannot be mixed with others." : nil
         }
         let redirectURIs = try reader.urls("redirect_uris") ?? []

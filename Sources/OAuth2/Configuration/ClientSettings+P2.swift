@@ -23,7 +23,7 @@ extension ClientSettings {
 
     static func readP2(_ reader: SettingsReader) throws(OAuth2Error) -> ClientSettings {
         try reader.rejectUnknownKeys(known: p2Keys) { key in
-            ownOnlyKeys.contains(key) || key == "provider"
+            ownKeys.contains(key)
                 ? "It is a key of swift-oauth2's own format; a file is read as p2/OAuth2 settings when it has one of p2's keys (authorize_uri, token_uri…)."
                 : nil
         }

@@ -235,7 +235,9 @@ extension ProviderPreset {
     ///   the client id and an empty password (``ServerQuirks/basicAuthenticationWithEmptySecret``).
     /// - `duration=permanent` on the authorization request, without which Reddit issues no
     ///   refresh token.
-    /// - A wrong code is answered with HTTP 200 and `{"error": "invalid_grant"}`.
+    /// - A wrong code is answered with HTTP 200 and `{"error": "invalid_grant"}`; missing or
+    ///   wrong credentials with `401 {"message": "Unauthorized", "error": 401}`, which the
+    ///   library reads as `invalid_client`.
     /// - Reddit asks every client for a unique, descriptive `User-Agent`
     ///   (`<platform>:<app id>:<version> (by /u/<name>)`): pass it as the client's
     ///   `userAgent`.

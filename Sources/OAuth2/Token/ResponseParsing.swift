@@ -26,9 +26,11 @@ enum ResponseParsing {
     /// The error a response carries, if any: a non-2xx status, or an `error` member in any
     /// response (GitHub and Reddit answer errors with HTTP 200).
     ///
-    /// Two deviations are understood: Facebook's Graph API error object
+    /// Three deviations are understood: Facebook's Graph API error object
     /// (`{"error": {"message": …, "type": "OAuthException", "code": 100}}`), whose message
-    /// is kept and whose meaning comes from the status; and `unauthorized_client` with
+    /// is kept and whose meaning comes from the status; an `error` that is a number
+    /// (Reddit's `{"message": "Unauthorized", "error": 401}`), which is no error code, so the
+    /// status gives the meaning; and `unauthorized_client` with
     /// HTTP 401 from an endpoint that authenticates the client (Keycloak's answer to a wrong
     /// secret), which is ``OAuth2Error/Code/invalidClient`` (RFC 6749 §5.2 reserves 401 for
     /// failed client authentication).
@@ -40,7 +42,7 @@ enum ResponseParsing {
     ) -> OAuth2Error? {
         let status = response.status.code
         let retryAfter = self.retryAfter(response, now: now)
-        if let members, let code = members.string("error"), !code.isEmpty {
+        if let members, let code = members["error"]?.stringValue, !code.isEmpty {
             var error = OAuth2Error.fromServer(
                 error: code,
                 description: members.string("error_description"),
