@@ -25,12 +25,12 @@ public enum AuthorizationServer: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `issuer(…)` or `metadata(…)` with the token endpoint; no secret is ever part of it.
+    /// `issuer(…)` or `metadata(…)` with the token endpoint, redacted as log lines are.
     public var description: String {
         switch self {
-        case .issuer(let url): return "issuer(\(url.absoluteString))"
+        case .issuer(let url): return "issuer(\(Redactor.url(url)))"
         case .metadata(let metadata):
-            return "metadata(token endpoint: \(metadata.tokenEndpoint?.absoluteString ?? "none"))"
+            return "metadata(token endpoint: \(metadata.tokenEndpoint.map(Redactor.url) ?? "none"))"
         }
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import HTTPTypes
 
 // The known providers. Each one's quirks are written down where it is built, with what
-// the provider does that makes them necessary; Tests/OAuth2ConformanceTests/ProviderPresetTests.swift
-// runs a full token request against a local server that answers the way that provider does.
+// the provider does that makes them necessary; Tests/OAuth2ConformanceTests/<Provider>PresetTests.swift
+// runs full token requests against a local server that answers the way that provider does.
 
 extension ProviderPreset {
     // MARK: - GitHub
