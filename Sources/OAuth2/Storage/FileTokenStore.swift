@@ -42,6 +42,7 @@ public final class FileTokenStore: TokenStore {
 
     /// Opens (creating it if needed, mode 0700) the store in `directory`.
     ///
+    /// A directory that exists keeps its permissions (make it 0700 if others can read it).
     /// Removes temporary files that writers left when they died. With `encryption`, new
     /// documents are encrypted; plain documents still load, and are encrypted when they
     /// are next written.

@@ -18,7 +18,8 @@ import Foundation
 /// }
 /// ```
 ///
-/// Dates are seconds since 1970. Members this version does not know are kept where they
+/// Dates are seconds since 1970, as JSON numbers: a date reads back within a microsecond
+/// of the one written (exactly, for whole seconds). Members this version does not know are kept where they
 /// were found — at the top level in ``additionalFields``, in `session` in
 /// ``StoredSession/additionalFields``, in `tokens` in ``TokenSet/additionalFields`` — and
 /// written back unchanged.
