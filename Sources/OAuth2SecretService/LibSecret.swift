@@ -52,7 +52,7 @@ final class LibSecret: @unchecked Sendable {
 
     /// The library `name` (and GLib and GObject), loaded once per process and kept loaded.
     ///
-    /// - Throws: ``TokenStoreError/Code/unavailable`` when a library or a function is missing.
+    /// - Throws: `TokenStoreError.Code.unavailable` when a library or a function is missing.
     static func load(_ name: String) throws -> LibSecret {
         try cacheLock.withLock {
             if let loaded = cache[name] { return loaded }
@@ -150,9 +150,9 @@ final class LibSecret: @unchecked Sendable {
         listFreeFull(list, objectUnref)
     }
 
-    /// Turns a GError into a ``TokenStoreError`` and frees it. Errors of D-Bus itself (no
-    /// bus, no Secret Service on it) are ``TokenStoreError/Code/unavailable``; the
-    /// service's refusals are ``TokenStoreError/Code/backend``.
+    /// Turns a GError into a `TokenStoreError` and frees it. Errors of D-Bus itself (no
+    /// bus, no Secret Service on it) are `TokenStoreError.Code.unavailable`; the
+    /// service's refusals are `TokenStoreError.Code.backend`.
     func takeError(_ error: UnsafeMutablePointer<OAuth2GError>?, _ operation: String) -> TokenStoreError {
         guard let error else { return TokenStoreError(.backend, "libsecret: \(operation) failed") }
         defer { errorFree(error) }

@@ -2,13 +2,13 @@ import CSecretServiceShim
 import Foundation
 import OAuth2
 
-/// A ``TokenStore`` in the desktop keyring — GNOME Keyring, KWallet, KeePassXC or any other
+/// A `TokenStore` in the desktop keyring — GNOME Keyring, KWallet, KeePassXC or any other
 /// Secret Service — through libsecret.
 ///
 /// libsecret is loaded when first needed (`dlopen("libsecret-1.so.0")`), so programs build
 /// without its headers and run where it is missing: there, and where no Secret Service
 /// answers on the session bus, ``checkAvailability()`` throws
-/// ``TokenStoreError/Code/unavailable`` and a program uses a ``FileTokenStore`` instead:
+/// `TokenStoreError.Code.unavailable` and a program uses a `FileTokenStore` instead:
 ///
 /// ```swift
 /// let store: any TokenStore = await SecretServiceTokenStore.isAvailable()
@@ -18,11 +18,11 @@ import OAuth2
 ///
 /// Each session is one item of schema `io.github.swift-oauth2.Session` with the attributes
 /// `issuer`, `client_id` and `account`, labelled `swift-oauth2: account@client (issuer)`;
-/// its secret is the session's ``TokenDocument`` (JSON). ``list()`` reads the attributes,
+/// its secret is the session's `TokenDocument` (JSON). ``list()`` reads the attributes,
 /// not the secrets.
 ///
 /// The keyring has no lock that processes share, so ``withExclusiveAccess(to:_:)`` and
-/// writes take lock files in ``lockDirectory``, as ``FileTokenStore`` does.
+/// writes take lock files in ``lockDirectory``, as `FileTokenStore` does.
 public final class SecretServiceTokenStore: TokenStore {
     /// The collection items are written to; `nil` for the default one (usually "login").
     public let collection: String?
@@ -57,9 +57,12 @@ public final class SecretServiceTokenStore: TokenStore {
 
     /// Checks that libsecret loads and that a Secret Service answers on the session bus.
     ///
-    /// - Throws: ``TokenStoreError/Code/unavailable`` saying which is missing — the
+    /// Available does not mean unlocked: with a locked default collection and no desktop to
+    /// ask for its password, writes fail with `TokenStoreError.Code.backend`.
+    ///
+    /// - Throws: `TokenStoreError.Code.unavailable` saying which is missing — the
     ///   library, a function of it, the session bus, the service — or
-    ///   ``TokenStoreError/Code/backend`` when the service answers with an error.
+    ///   `TokenStoreError.Code.backend` when the service answers with an error.
     public func checkAvailability() async throws {
         let library = try LibSecret.load(libraryName)
         try await library.call { lib in
@@ -89,10 +92,10 @@ public final class SecretServiceTokenStore: TokenStore {
     /// A document of the previous schema version is written back in the current one once
     /// it has loaded (best effort).
     ///
-    /// - Throws: ``TokenStoreError``: ``TokenStoreError/Code/unavailable``,
-    ///   ``TokenStoreError/Code/backend`` (a locked collection…),
-    ///   ``TokenStoreError/Code/corrupt`` or ``TokenStoreError/Code/unsupportedVersion``
-    ///   for an unreadable secret (left in place), ``TokenStoreError/Code/conflict``.
+    /// - Throws: `TokenStoreError`: `TokenStoreError.Code.unavailable`,
+    ///   `TokenStoreError.Code.backend` (a locked collection…),
+    ///   `TokenStoreError.Code.corrupt` or `TokenStoreError.Code.unsupportedVersion`
+    ///   for an unreadable secret (left in place), `TokenStoreError.Code.conflict`.
     public func load(_ key: SessionKey) async throws -> StoredSession? {
         guard let data = try await lookup(key) else { return nil }
         let document = try TokenDocument(data: data)
@@ -112,10 +115,10 @@ public final class SecretServiceTokenStore: TokenStore {
     /// previous document this version does not know (an unreadable previous secret is
     /// replaced).
     ///
-    /// - Throws: ``TokenStoreError``: ``TokenStoreError/Code/unavailable``,
-    ///   ``TokenStoreError/Code/backend``, ``TokenStoreError/Code/unsupportedVersion``
+    /// - Throws: `TokenStoreError`: `TokenStoreError.Code.unavailable`,
+    ///   `TokenStoreError.Code.backend`, `TokenStoreError.Code.unsupportedVersion`
     ///   when the item in place comes from a newer, incompatible version,
-    ///   ``TokenStoreError/Code/io`` when the lock file cannot be made.
+    ///   `TokenStoreError.Code.io` when the lock file cannot be made.
     public func save(_ session: StoredSession) async throws {
         try await locks.lock(writeLockPath(session.key)).withLock {
             var document = TokenDocument(session: session)
@@ -133,8 +136,8 @@ public final class SecretServiceTokenStore: TokenStore {
 
     /// Deletes the item for `key`; a missing item is not an error.
     ///
-    /// - Throws: ``TokenStoreError/Code/unavailable``, ``TokenStoreError/Code/backend``,
-    ///   ``TokenStoreError/Code/io`` when the lock file cannot be made.
+    /// - Throws: `TokenStoreError.Code.unavailable`, `TokenStoreError.Code.backend`,
+    ///   `TokenStoreError.Code.io` when the lock file cannot be made.
     public func remove(_ key: SessionKey) async throws {
         let library = try LibSecret.load(libraryName)
         try await locks.lock(writeLockPath(key)).withLock {
@@ -150,7 +153,7 @@ public final class SecretServiceTokenStore: TokenStore {
 
     /// The keys of every session in the keyring (every collection), sorted.
     ///
-    /// - Throws: ``TokenStoreError/Code/unavailable``, ``TokenStoreError/Code/backend``.
+    /// - Throws: `TokenStoreError.Code.unavailable`, `TokenStoreError.Code.backend`.
     public func list() async throws -> [SessionKey] {
         let library = try LibSecret.load(libraryName)
         let keys: [SessionKey] = try await library.call { lib in
@@ -186,7 +189,7 @@ public final class SecretServiceTokenStore: TokenStore {
     /// Runs `body` holding `key`'s exclusive lock, shared by the tasks of this process and
     /// by every process of this user that uses the same ``lockDirectory``.
     ///
-    /// - Throws: ``TokenStoreError/Code/io`` when the lock file cannot be made,
+    /// - Throws: `TokenStoreError.Code.io` when the lock file cannot be made,
     ///   `CancellationError`, or what `body` throws.
     public func withExclusiveAccess<T: Sendable>(
         to key: SessionKey, _ body: @Sendable () async throws -> T
@@ -198,11 +201,11 @@ public final class SecretServiceTokenStore: TokenStore {
     // MARK: - Encryption keys for file stores
 
     /// The 32-byte key named `name` from the keyring, created (random) and stored on first
-    /// use: a ``FileTokenStore`` can then encrypt its files with a key that never touches
+    /// use: a `FileTokenStore` can then encrypt its files with a key that never touches
     /// the disk — `FileTokenStore(directory: dir, encryption: .key(try await keyring.encryptionKey()))`.
     ///
-    /// - Throws: ``TokenStoreError/Code/unavailable``, ``TokenStoreError/Code/backend``,
-    ///   ``TokenStoreError/Code/invalidEncryptionKey`` when the stored key is not 32 bytes
+    /// - Throws: `TokenStoreError.Code.unavailable`, `TokenStoreError.Code.backend`,
+    ///   `TokenStoreError.Code.invalidEncryptionKey` when the stored key is not 32 bytes
     ///   of base64.
     public func encryptionKey(named name: String = "file-token-store") async throws -> Data {
         try makeLockDirectory()

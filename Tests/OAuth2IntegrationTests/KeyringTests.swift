@@ -14,13 +14,17 @@ import Glibc
 /// Without that variable the tests use the session's own bus (`DBUS_SESSION_BUS_ADDRESS`);
 /// with neither, or when no keyring answers, they fail: like the server tests, they never skip.
 enum KeyringEnvironment {
-    /// The bus address, set for libsecret (GLib reads `DBUS_SESSION_BUS_ADDRESS` when it
-    /// first connects, and keeps that connection) before any test uses it.
+    /// The bus address. libsecret (GLib) connects to `DBUS_SESSION_BUS_ADDRESS` on first
+    /// use and keeps that connection: `scripts/test` exports it equal to
+    /// `OAUTH2_TEST_KEYRING_BUS`; when only the latter is set (a run by hand), it is copied
+    /// over here, before any keyring call.
     static let bus: String? = {
         let environment = ProcessInfo.processInfo.environment
-        let address = environment["OAUTH2_TEST_KEYRING_BUS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
+        let session = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let address = environment["OAUTH2_TEST_KEYRING_BUS"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            return session
+        }
+        if address != session { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
         return address
     }()
 

@@ -57,7 +57,7 @@ do_start() {
   ensure_debs $KEYRING_DEBS
   do_stop
   [ ${#SOCKET} -lt 100 ] || die "socket path too long for a unix socket: $SOCKET (set OAUTH2_TEST_STATE_DIR shorter)"
-  rm -rf "$DIR/home" "$DIR/run"
+  rm -rf "${DIR:?}/home" "${DIR:?}/run"
   mkdir -p "$DIR/home" "$DIR/run"; chmod 700 "$DIR/home" "$DIR/run"
   cat >"$CONF" <<XML
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
