@@ -135,9 +135,9 @@ struct DocumentCipher: Sendable {
                 .invalidEncryptionKey, "the key file is accessible to other users (mode \(String(mode, radix: 8))); chmod 600 it",
                 path: path)
         }
-        guard let bytes = try PosixFile.read(path, limit: 4096) else { return nil }
+        guard let (bytes, _) = try PosixFile.readPrefix(path, limit: 64) else { return nil }
         guard bytes.count == 32 else {
-            throw TokenStoreError(.invalidEncryptionKey, "the key file must hold exactly 32 bytes, not \(bytes.count)", path: path)
+            throw TokenStoreError(.invalidEncryptionKey, "the key file must hold exactly 32 bytes", path: path)
         }
         return bytes
     }

@@ -200,7 +200,11 @@ public final class FileTokenStore: TokenStore {
     /// Reads and decodes the file at `path`; `nil` when it does not exist. A corrupt file is
     /// a value, so that the caller can move it aside; other problems throw.
     private func read(_ path: String) throws -> File? {
-        guard let bytes = try PosixFile.read(path) else { return nil }
+        guard let (bytes, complete) = try PosixFile.readPrefix(path, limit: PosixFile.maximumDocumentSize) else { return nil }
+        guard complete else {
+            let error = TokenStoreError.corrupt("larger than \(PosixFile.maximumDocumentSize) bytes: not a token document")
+            return File(bytes: bytes, content: .corrupt(error), wasEncrypted: false)
+        }
         guard let object = JSONValue.parseObject(bytes) else {
             return File(bytes: bytes, content: .corrupt(.corrupt("not a JSON object")), wasEncrypted: false)
         }
@@ -260,7 +264,7 @@ public final class FileTokenStore: TokenStore {
     private func quarantine(_ path: String, ifStill bytes: Data) async throws -> String? {
         try await locks.lock(writeLockPath(path)).withLock {
             try await BlockingIO.run {
-                guard try PosixFile.read(path) == bytes else { return nil }
+                guard try PosixFile.readPrefix(path, limit: PosixFile.maximumDocumentSize)?.data == bytes else { return nil }
                 return try self.moveAside(path)
             }
         }

@@ -17,7 +17,17 @@ enum PosixFile {
     static let maximumDocumentSize = 8 << 20
 
     /// The whole content of `path`, or `nil` when there is no such file.
+    ///
+    /// - Throws: ``TokenStoreError/Code/corrupt`` when the file is larger than `limit`.
     static func read(_ path: String, limit: Int = maximumDocumentSize) throws -> Data? {
+        guard let (data, complete) = try readPrefix(path, limit: limit) else { return nil }
+        guard complete else { throw TokenStoreError.corrupt("larger than \(limit) bytes").at(path) }
+        return data
+    }
+
+    /// The content of `path` when it has at most `limit` bytes (`complete`), else its first
+    /// `limit + 1` bytes; `nil` when there is no such file.
+    static func readPrefix(_ path: String, limit: Int) throws -> (data: Data, complete: Bool)? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
             if errno == ENOENT { return nil }
@@ -27,14 +37,15 @@ enum PosixFile {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            let wanted = min(buffer.count, limit + 1 - data.count)
+            let count = buffer.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, wanted) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw TokenStoreError.io("read", path: path, errno: errno)
             }
-            if count == 0 { return data }
+            if count == 0 { return (data, true) }
             data.append(contentsOf: buffer[0..<count])
-            if data.count > limit { throw TokenStoreError.corrupt("larger than \(limit) bytes").at(path) }
+            if data.count > limit { return (data, false) }
         }
     }
 

@@ -131,6 +131,20 @@ import Darwin
         }
     }
 
+    @Test func aHugeFileIsCorruptAndMovedAsideUnread() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try FileTokenStore(directory: directory)
+            let url = store.fileURL(for: alice)
+            let huge = Data(repeating: UInt8(ascii: " "), count: 9 << 20)
+            try huge.write(to: url)
+            let error = try await #require(throws: TokenStoreError.self) { try await store.load(alice) }
+            #expect(error.code == .corrupt)
+            let kept = try #require(error.preservedPath)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: kept)).count == huge.count)
+            #expect(try await store.load(alice) == nil)
+        }
+    }
+
     @Test func savingOverACorruptFileKeepsItAside() async throws {
         try await withTemporaryDirectory { directory in
             let store = try FileTokenStore(directory: directory)
