@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
+        .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
     ],
     dependencies: [
@@ -46,6 +47,14 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The desktop keyring: libsecret is loaded at run time (dlopen), so building needs no
+        // libsecret headers; the C target holds only the data layouts, and links nothing.
+        .target(
+            name: "OAuth2SecretService",
+            dependencies: ["OAuth2", "CSecretServiceShim"],
+            swiftSettings: strictSettings
+        ),
+        .target(name: "CSecretServiceShim"),
         .executableTarget(
             name: "OAuth2Example",
             dependencies: ["OAuth2", .product(name: "Logging", package: "swift-log")],
@@ -73,9 +82,17 @@ let package = Package(
             path: "Tests/OAuth2TestSupport",
             swiftSettings: strictSettings
         ),
+        // A child process for the tests that need several processes: crash safety (killed
+        // while writing), cross-process locks. `OAuth2TestWorker <subcommand> ...`.
+        .executableTarget(
+            name: "OAuth2TestWorker",
+            dependencies: ["OAuth2", "OAuth2SecretService"],
+            path: "Tests/OAuth2TestWorker",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OAuth2Tests",
-            dependencies: ["OAuth2", "OAuth2TestSupport"],
+            dependencies: ["OAuth2", "OAuth2SecretService", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
         // Tests against local servers started in-process (a misbehaving provider, counting
@@ -87,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2IntegrationTests",
-            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
+            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

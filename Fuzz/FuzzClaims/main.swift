@@ -3,8 +3,11 @@
 import Foundation
 import OAuth2
 
-private let validator = IDTokenValidator(issuer: "https://op.example", clientID: "c", allowedAlgorithms: [.rs256])
-private let now = Date(timeIntervalSince1970: 1_800_000_000)
+// Static members, initialized on first use (libFuzzer provides `main`: top-level code never runs).
+private enum Fixture {
+    static let validator = IDTokenValidator(issuer: "https://op.example", clientID: "c", allowedAlgorithms: [.rs256])
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -15,7 +18,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") + ".AA"
         let claims = try IDTokenClaims(JWS(compact: compact).claims())
         _ = (claims.email, claims.authTime, claims.claimNames, claims.authenticationMethods, claims.updatedAt, claims.picture)
-        try validator.check(claims, algorithm: .rs256, expecting: .init(nonce: "n", maxAge: 60, accessToken: "a", authorizationCode: "c", previous: claims), now: now)
+        try Fixture.validator.check(claims, algorithm: .rs256, expecting: .init(nonce: "n", maxAge: 60, accessToken: "a", authorizationCode: "c", previous: claims), now: Fixture.now)
     } catch _ as JOSEError {
     } catch {
         fatalError("unexpected error type: \(type(of: error))")

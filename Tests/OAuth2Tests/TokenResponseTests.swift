@@ -66,10 +66,12 @@ import Testing
     @Test func findsAnErrorInsideHTTP200() {
         // GitHub answers a bad code with HTTP 200.
         let error = error(200, #"{"error":"bad_verification_code","error_description":"The code passed is incorrect or expired."}"#)
-        #expect(error?.code == "bad_verification_code")
+        #expect(error?.code == .invalidGrant)
+        #expect(error?.serverCode == "bad_verification_code")
         #expect(error?.statusCode == 200)
         let form = self.error(200, "error=incorrect_client_credentials&error_description=bad", contentType: "application/x-www-form-urlencoded")
-        #expect(form?.code == "incorrect_client_credentials")
+        #expect(form?.code == .invalidClient)
+        #expect(form?.serverCode == "incorrect_client_credentials")
     }
 
     @Test func typesRFC6749Errors() {

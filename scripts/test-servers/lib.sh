@@ -21,6 +21,7 @@ PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device   # DOT only: one grant type per c
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
 DOT_DEBS="curl openssl"
 TLS_DEBS="nginx curl openssl"
+KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 
 NAME=${NAME:-test-servers}
 log() { printf '%s: %s\n' "$NAME" "$*" >&2; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, the HTTPS front)
-# and writes $STATE/env, the variables the Swift integration tests read:
+# Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, the HTTPS front, a
+# private desktop keyring) and writes $STATE/env, the variables the Swift integration tests read:
 #   . .build/test-servers/env
 # Idempotent: servers already up are left alone (a warm run takes well under a second).
 set -euo pipefail
@@ -12,11 +12,12 @@ t0=$SECONDS
 # The DOT venv (pip) is made while one apt-get run installs every missing Debian package.
 "$TS_DIR/dot.sh" venv & venv_pid=$!
 # shellcheck disable=SC2086  # word lists
-ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $TLS_DEBS
+ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $TLS_DEBS $KEYRING_DEBS
 wait "$venv_pid" || die "making the DOT venv failed"
 "$TS_DIR/glewlwyd.sh" start
 "$TS_DIR/dot.sh" start
 "$TS_DIR/tls.sh" start
+"$TS_DIR/keyring.sh" start
 
 # KEY=value lines, quoted for the shell.
 vars() {
@@ -34,7 +35,8 @@ vars() {
     OAUTH2_TEST_DOT_PUBLIC_ID="$PUBLIC_ID" \
     OAUTH2_TEST_DOT_CC_ID="$CC_ID" OAUTH2_TEST_DOT_CC_SECRET="$CC_SECRET" \
     OAUTH2_TEST_DOT_PW_ID="$PW_ID" OAUTH2_TEST_DOT_PW_SECRET="$PW_SECRET" \
-    OAUTH2_TEST_DOT_DEVICE_ID="$DEVICE_ID"; do
+    OAUTH2_TEST_DOT_DEVICE_ID="$DEVICE_ID" \
+    OAUTH2_TEST_KEYRING_BUS="$("$TS_DIR/keyring.sh" address)"; do
     printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
   done
 }

@@ -201,7 +201,8 @@ extension OAuth2Client {
             body: body,
             requestedScopes: requestedScopes ?? grant.requestedScopes,
             sentAt: sentAt,
-            receivedAt: now()
+            receivedAt: now(),
+            quirks: configuration.quirks
         )
     }
 
@@ -221,6 +222,9 @@ extension OAuth2Client {
     /// (rotation, as django-oauth-toolkit does). A new ID token is verified and must name
     /// the same issuer and subject as the current one; if it fails, nothing is returned.
     ///
+    /// Empty `scopes` keep the grant's scopes and send none — unless the configuration has
+    /// ``ServerQuirks/scopesOnRefresh``, which sends the configuration's scopes.
+    ///
     /// - Throws: ``OAuth2Error/Code/invalidRequest`` when `tokens` has no refresh token;
     ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) — also for an HTTP 400
     ///   without an error object, Glewlwyd's answer — when the refresh token is
@@ -229,9 +233,12 @@ extension OAuth2Client {
         guard let refreshToken = tokens.refreshToken else {
             throw OAuth2Error.client(.invalidRequest, "The token set has no refresh token.")
         }
+        var sentScopes = scopes
+        if sentScopes.isEmpty, configuration.quirks.contains(.scopesOnRefresh) { sentScopes = configuration.scopes }
         let refreshed: TokenSet
         do {
-            refreshed = try await tokenRequest(.refreshToken(refreshToken, scopes: scopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
+            refreshed = try await tokenRequest(
+                .refreshToken(refreshToken, scopes: sentScopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
         } catch let error as OAuth2Error where error.inferredFromStatus && error.statusCode == 400 {
             // Glewlwyd answers a revoked, expired or unknown refresh token with an empty 400,
             // as it answers a wrong secret with an empty 403 (read as invalid_client).
@@ -331,9 +338,11 @@ enum ClientAuthentication {
         }
     }
 
-    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1.
+    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1. An empty
+    /// secret only with ``ServerQuirks/basicAuthenticationWithEmptySecret`` (Reddit).
     static func basicAuthorization(_ configuration: ClientConfiguration) throws(OAuth2Error) -> String {
-        guard let secret = configuration.clientSecret, !secret.isEmpty else {
+        let secret = configuration.clientSecret ?? ""
+        guard !secret.isEmpty || configuration.quirks.contains(.basicAuthenticationWithEmptySecret) else {
             throw .client(.invalidConfiguration, "client_secret_basic needs a client secret.")
         }
         let credentials = FormURLEncoding.encode(configuration.clientID) + ":" + FormURLEncoding.encode(secret)

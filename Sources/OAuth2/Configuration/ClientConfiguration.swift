@@ -79,6 +79,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// How ID tokens are validated: allowed algorithms, clock leeway, trusted extra
     /// audiences, JWK set caching.
     public var idTokenValidation: IDTokenValidationOptions
+    /// The server's deviations from the RFCs the client bends to; none by default.
+    public var quirks: ServerQuirks
 
     /// Creates a configuration.
     public init(
@@ -89,7 +91,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         scopes: [String] = [],
         additionalParameters: [RequestKind: [String: String]] = [:],
         additionalHeaders: [RequestKind: HTTPFields] = [:],
-        idTokenValidation: IDTokenValidationOptions = IDTokenValidationOptions()
+        idTokenValidation: IDTokenValidationOptions = IDTokenValidationOptions(),
+        quirks: ServerQuirks = []
     ) {
         self.idTokenValidation = idTokenValidation
         self.clientID = clientID
@@ -99,10 +102,15 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         self.scopes = scopes
         self.additionalParameters = additionalParameters
         self.additionalHeaders = additionalHeaders
+        self.quirks = quirks
     }
 
     /// Checks what can be checked without a server: a client id, a usable redirect URI
-    /// (absolute, no fragment — RFC 6749 §3.1.2), a secret when a secret method is chosen.
+    /// (absolute, no fragment — RFC 6749 §3.1.2), a secret when a secret method is chosen
+    /// (`client_secret_basic` without one only with
+    /// ``ServerQuirks/basicAuthenticationWithEmptySecret``).
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` naming what is wrong.
     public func validate() throws(OAuth2Error) {
         guard !clientID.isEmpty else {
             throw .client(.invalidConfiguration, "The client id is empty.")
@@ -113,7 +121,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
             }
         }
         if let method = authenticationMethod, method == .clientSecretBasic || method == .clientSecretPost,
-            clientSecret?.isEmpty ?? true
+            clientSecret?.isEmpty ?? true,
+            !(method == .clientSecretBasic && quirks.contains(.basicAuthenticationWithEmptySecret))
         {
             throw .client(.invalidConfiguration, "\(method) needs a client secret.")
         }
@@ -136,6 +145,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if let authenticationMethod { parts.append("authenticationMethod: \(authenticationMethod)") }
         if let redirectURI { parts.append("redirectURI: \(redirectURI.absoluteString)") }
         if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
+        if !quirks.isEmpty { parts.append("quirks: \(quirks)") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }
 }

@@ -226,6 +226,10 @@ extension OAuth2Error {
         "grant_invalid": .invalidGrant,
         "invalid_code": .invalidGrant,  // Glewlwyd, for a wrong code or code_verifier
         "unsupported_grant": .unsupportedGrantType,
+        "bad_verification_code": .invalidGrant,  // GitHub: a wrong or expired authorization code
+        "bad_refresh_token": .invalidGrant,  // GitHub: a dead refresh token
+        "incorrect_device_code": .invalidGrant,  // GitHub: an unknown device code
+        "incorrect_client_credentials": .invalidClient,  // GitHub
     ]
 
     /// Builds an error from an RFC 6749 error object (`error`, `error_description`,

@@ -155,6 +155,9 @@ public struct IDTokenValidator: Sendable {
     /// - Throws: ``JOSEError`` naming the first failed check.
     public func check(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, expecting expectations: Expectations, now: Date = Date()) throws(JOSEError) {
         let leeway = options.leeway
+        guard !issuer.isEmpty else {
+            throw JOSEError(.issuerMismatch, "The provider's issuer is unknown, so its ID tokens cannot be verified (configure the issuer; for Microsoft Entra ID, name the tenant by its ID).")
+        }
         guard claims.issuer == issuer else { throw JOSEError(.issuerMismatch, "The ID token's iss is not the issuer.") }
         guard claims.audiences.contains(clientID) else {
             throw JOSEError(.audienceMismatch, "The ID token is not addressed to this client.")

@@ -24,7 +24,16 @@ enum ResponseParsing {
     }
 
     /// The error a response carries, if any: a non-2xx status, or an `error` member in any
-    /// response (GitHub answers errors with HTTP 200).
+    /// response (GitHub and Reddit answer errors with HTTP 200).
+    ///
+    /// Three deviations are understood: Facebook's Graph API error object
+    /// (`{"error": {"message": …, "type": "OAuthException", "code": 100}}`), whose message
+    /// is kept and whose meaning comes from the status; an `error` that is a number
+    /// (Reddit's `{"message": "Unauthorized", "error": 401}`), which is no error code, so the
+    /// status gives the meaning; and `unauthorized_client` with
+    /// HTTP 401 from an endpoint that authenticates the client (Keycloak's answer to a wrong
+    /// secret), which is ``OAuth2Error/Code/invalidClient`` (RFC 6749 §5.2 reserves 401 for
+    /// failed client authentication).
     static func error(
         in response: HTTPResponse,
         members: [String: JSONValue]?,
@@ -33,16 +42,22 @@ enum ResponseParsing {
     ) -> OAuth2Error? {
         let status = response.status.code
         let retryAfter = self.retryAfter(response, now: now)
-        if let members, let code = members.string("error"), !code.isEmpty {
-            return OAuth2Error.fromServer(
+        if let members, let code = members["error"]?.stringValue, !code.isEmpty {
+            var error = OAuth2Error.fromServer(
                 error: code,
                 description: members.string("error_description"),
                 uri: members.string("error_uri"),
                 statusCode: status,
                 retryAfter: retryAfter
             )
+            if error.code == .unauthorizedClient, status == 401, kind.authenticatesClient {
+                error.serverCode = error.serverCode ?? error.code.rawValue
+                error.code = .invalidClient
+            }
+            return error
         }
-        guard response.status.kind != .successful else { return nil }
+        let graphError = members?["error"]?.objectValue
+        guard response.status.kind != .successful || graphError != nil else { return nil }
         // A resource server's error lives in its challenge (RFC 6750 §3).
         if let challenge = response.headerFields[.wwwAuthenticate].flatMap(WWWAuthenticate.init),
             let code = challenge.parameters["error"], !code.isEmpty
@@ -55,7 +70,19 @@ enum ResponseParsing {
                 retryAfter: retryAfter
             )
         }
-        // No error object: infer the meaning from the status, and say so.
+        // No error code: infer the meaning from the status, and say so.
+        var error = inferredError(status: status, kind: kind, retryAfter: retryAfter)
+        if let graphError {
+            if let message = graphError.string("message"), !message.isEmpty {
+                error.message = Redactor.sanitizeServerText(message)
+            }
+            error.serverCode = graphError.string("type")
+        }
+        return error
+    }
+
+    /// The error an HTTP status means when the body has no error code.
+    private static func inferredError(status: Int, kind: RequestKind, retryAfter: TimeInterval?) -> OAuth2Error {
         let code: OAuth2Error.Code
         let message: String
         switch status {
@@ -71,6 +98,9 @@ enum ResponseParsing {
         case 500...599:
             code = .serverError
             message = "HTTP \(status): the server failed."
+        case 200...299:
+            code = .invalidResponse
+            message = "HTTP \(status) with an error object that has no error code."
         default:
             code = .httpError
             message = "HTTP \(status) without an error object."
@@ -88,9 +118,10 @@ enum ResponseParsing {
         return max(0, date.timeIntervalSince(now))
     }
 
-    /// Space-separated scope text as a list.
-    static func scopes(_ text: String?) -> [String]? {
-        text.map { $0.split(separator: " ").map(String.init) }
+    /// Space-separated scope text as a list; with `commaSeparated`, commas separate too
+    /// (GitHub, LinkedIn).
+    static func scopes(_ text: String?, commaSeparated: Bool = false) -> [String]? {
+        text.map { $0.split(whereSeparator: { $0 == " " || (commaSeparated && $0 == ",") }).map(String.init) }
     }
 
     /// A number that may arrive as a JSON number or a string (`"3600"`).
@@ -145,6 +176,20 @@ extension TokenSet {
         sentAt: Date,
         receivedAt: Date = Date()
     ) throws(OAuth2Error) -> TokenSet {
+        try parse(
+            response: response, body: body, requestedScopes: requestedScopes, sentAt: sentAt,
+            receivedAt: receivedAt, quirks: [])
+    }
+
+    /// Parses a token endpoint response, bending to the server's `quirks`.
+    static func parse(
+        response: HTTPResponse,
+        body: Data,
+        requestedScopes: [String]?,
+        sentAt: Date,
+        receivedAt: Date,
+        quirks: ServerQuirks
+    ) throws(OAuth2Error) -> TokenSet {
         let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
         if let error = ResponseParsing.error(in: response, members: members, kind: .token, now: receivedAt) {
             throw error
@@ -183,7 +228,8 @@ extension TokenSet {
             refreshToken: members["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
             idToken: members["id_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
             expiresAt: expiresAt,
-            scopes: ResponseParsing.scopes(members["scope"]?.stringValue) ?? requestedScopes,
+            scopes: ResponseParsing.scopes(members["scope"]?.stringValue, commaSeparated: quirks.contains(.commaSeparatedScopes))
+                ?? requestedScopes,
             issuedAt: receivedAt,
             serverDate: response.headerFields[.date].flatMap(HTTPDate.parse),
             additionalFields: members.filter { !known.contains($0.key) }

@@ -2,8 +2,8 @@ import Foundation
 import HTTPTypes
 import Logging
 
-/// The path every request of the library takes: default headers, the configuration's extra
-/// headers, interceptors, the transport, one log line per exchange, error mapping.
+/// The path every request of the library takes: the configuration's extra headers, default
+/// headers where those set none, interceptors, the transport, one log line per exchange, error mapping.
 struct HTTPPipeline: Sendable {
     var transport: any HTTPTransport
     var interceptors: [any HTTPInterceptor]
@@ -20,11 +20,13 @@ struct HTTPPipeline: Sendable {
     ) async throws -> (HTTPResponse, Data) {
         var request = original
         var body = originalBody
-        if request.headerFields[.userAgent] == nil { request.headerFields[.userAgent] = userAgent }
-        if request.headerFields[.accept] == nil, kind != .resource { request.headerFields[.accept] = "application/json" }
+        // The configuration's headers may replace the defaults (a GitHub client's `Accept`),
+        // never what the request itself set (Content-Type, Authorization).
         for field in additionalHeaders[kind] ?? [:] where request.headerFields[field.name] == nil {
             request.headerFields.append(field)
         }
+        if request.headerFields[.userAgent] == nil { request.headerFields[.userAgent] = userAgent }
+        if request.headerFields[.accept] == nil, kind != .resource { request.headerFields[.accept] = "application/json" }
         for interceptor in interceptors {
             try await interceptor.willSend(&request, body: &body, kind: kind)
         }

@@ -1,0 +1,123 @@
+// A child process for tests that need more than one process. The first argument names
+// what it does:
+//
+//   write-loop <dir> <first-seq>
+//       Saves, in the FileTokenStore at <dir>, session "https://crash.example"/"writer"
+//       with sequence numbers first-seq, first-seq+1, … forever, each document over 64 KB
+//       (the access token is a pattern that repeats the number). Prints each number on its
+//       own line once its save has returned. Killed by the test.
+//   increment <dir> <times> <pause-ms>
+//       <times> times, inside withExclusiveAccess for session "https://lock.example"/"counter":
+//       loads the counter (additionalFields["count"]), waits <pause-ms>, saves it plus one.
+//   hold-lock <dir> <ms>
+//       Takes withExclusiveAccess for session "https://lock.example"/"counter", prints
+//       "locked", holds it <ms> milliseconds (or until killed), prints "released".
+//   keyring-availability [library]
+//       Prints "available", or "unavailable <code>" and the reason.
+//   keyring-save <issuer> <client-id> <account> <access-token>
+//       Saves a session with that access token in the desktop keyring.
+//
+// Exit status: 0 done, 1 failed (the error on stderr), 64 bad usage.
+import Foundation
+import OAuth2
+import OAuth2SecretService
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+func say(_ line: String) {
+    // Unbuffered: a line is out before the next step, even when killed right after.
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+}
+
+func fail(_ message: String, status: Int32 = 1) -> Never {
+    FileHandle.standardError.write(Data("OAuth2TestWorker: \(message)\n".utf8))
+    exit(status)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else {
+    fail("usage: OAuth2TestWorker write-loop|increment|hold-lock|keyring-availability|keyring-save ...", status: 64)
+}
+
+/// The session of the crash test for sequence number `seq`: over 64 KB, every byte
+/// predictable from `seq`, so a torn or mixed write cannot go unnoticed.
+func crashTestSession(_ seq: Int64) -> StoredSession {
+    let unit = "seq=\(seq);"
+    let token = String(repeating: unit, count: 65_536 / unit.utf8.count + 1)
+    return StoredSession(
+        key: SessionKey(issuer: "https://crash.example", clientID: "writer"),
+        tokens: TokenSet(
+            accessToken: token, refreshToken: "refresh-\(seq)", expiresAt: Date(timeIntervalSince1970: 1_800_000_000 + Double(seq)),
+            issuedAt: Date(timeIntervalSince1970: 1_700_000_000)),
+        updatedAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(seq)),
+        additionalFields: ["seq": .integer(seq)])
+}
+
+do {
+    switch command {
+    case "write-loop":
+        guard arguments.count == 3, var seq = Int64(arguments[2]) else {
+            fail("usage: write-loop <dir> <first-seq>", status: 64)
+        }
+        let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
+        while true {
+            try await store.save(crashTestSession(seq))
+            say(String(seq))
+            seq += 1
+        }
+
+    case "increment":
+        guard arguments.count == 4, let times = Int(arguments[2]), let pause = UInt64(arguments[3]) else {
+            fail("usage: increment <dir> <times> <pause-ms>", status: 64)
+        }
+        let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
+        let key = SessionKey(issuer: "https://lock.example", clientID: "counter")
+        for _ in 0..<times {
+            try await store.withExclusiveAccess(to: key) {
+                let current = try await store.load(key)
+                let count = current?.additionalFields["count"]?.integerValue ?? 0
+                try await Task.sleep(nanoseconds: pause * 1_000_000)
+                try await store.save(
+                    StoredSession(key: key, tokens: TokenSet(accessToken: "counter"), additionalFields: ["count": .integer(count + 1)]))
+            }
+        }
+        say("done")
+
+    case "hold-lock":
+        guard arguments.count == 3, let milliseconds = UInt64(arguments[2]) else {
+            fail("usage: hold-lock <dir> <ms>", status: 64)
+        }
+        let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
+        try await store.withExclusiveAccess(to: SessionKey(issuer: "https://lock.example", clientID: "counter")) {
+            say("locked")
+            try await Task.sleep(nanoseconds: milliseconds * 1_000_000)
+        }
+        say("released")
+
+    case "keyring-availability":
+        let store = arguments.count > 1 ? SecretServiceTokenStore(library: arguments[1]) : SecretServiceTokenStore()
+        do {
+            try await store.checkAvailability()
+            say("available")
+        } catch let error as TokenStoreError {
+            say("unavailable \(error.code)")
+            say(error.message)
+        }
+
+    case "keyring-save":
+        guard arguments.count == 5 else { fail("usage: keyring-save <issuer> <client-id> <account> <access-token>", status: 64) }
+        let key = SessionKey(issuer: arguments[1], clientID: arguments[2], account: arguments[3])
+        try await SecretServiceTokenStore().save(StoredSession(key: key, tokens: TokenSet(accessToken: arguments[4])))
+        say("saved")
+
+    default:
+        fail("unknown subcommand \(command)", status: 64)
+    }
+} catch {
+    fail("\(error)")
+}
