@@ -83,10 +83,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // A child process for the tests that need several processes: crash safety (killed
-        // while writing), cross-process locks. `OAuth2TestWorker <subcommand> ...`.
+        // while writing), cross-process locks, sessions sharing a store. `OAuth2TestWorker <subcommand> ...`.
         .executableTarget(
             name: "OAuth2TestWorker",
-            dependencies: ["OAuth2", "OAuth2SecretService"],
+            dependencies: ["OAuth2", "OAuth2SecretService", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Tests/OAuth2TestWorker",
             swiftSettings: strictSettings
         ),
