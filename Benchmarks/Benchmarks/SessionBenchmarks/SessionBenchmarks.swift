@@ -18,6 +18,8 @@ final class TokenServer: @unchecked Sendable {
     private let lock = NSLock()
     private var server: LocalHTTPServer?
     private var requests = 0
+    /// One transport (one URLSession) for every iteration.
+    private let transport = URLSessionTransport()
 
     var count: Int { lock.withLock { requests } }
 
@@ -47,7 +49,35 @@ final class TokenServer: @unchecked Sendable {
         return try OAuth2Client(
             metadata: ServerMetadata(issuer: base, tokenEndpoint: base.appendingPathComponent("token")),
             configuration: ClientConfiguration(clientID: "benchmark", clientSecret: "s3cret"),
-            transport: URLSessionTransport())
+            transport: transport)
+    }
+}
+
+/// Continuations behind a lock, resumed together: the shape of a session's waiters
+/// without the session.
+final class Waiters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var waiting: [CheckedContinuation<String, any Error>] = []
+    private var value: String?
+
+    func wait() async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: String? = lock.withLock {
+                if let value { return value }
+                waiting.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    func resumeAll(with value: String) {
+        let all = lock.withLock {
+            self.value = value
+            defer { waiting = [] }
+            return waiting
+        }
+        for continuation in all { continuation.resume(returning: value) }
     }
 }
 
@@ -83,6 +113,77 @@ let benchmarks: @Sendable () -> Void = {
             let tokens = expiredTokens()
             benchmark.startMeasurement()
             blackHole(try await client.refresh(tokens))
+            benchmark.stopMeasurement()
+        },
+        setup: { try await TokenServer.shared.start() },
+        teardown: { await TokenServer.shared.stop() }
+    )
+
+    // The floor under the burst: what 10,000 tasks in a task group cost on this machine
+    // when each returns at once, and when each finds a fresh token (no renewal).
+    Benchmark(
+        "Baseline, 10,000 tasks that return at once",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 50)
+    ) { benchmark in
+        let token = "at-1"
+        benchmark.startMeasurement()
+        let last = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<10_000 { group.addTask { token } }
+            var last = ""
+            for await value in group { last = value }
+            return last
+        }
+        benchmark.stopMeasurement()
+        blackHole(last)
+    }
+
+    Benchmark(
+        "Baseline, 10,000 tasks that wait on continuations resumed after 5 ms",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 50)
+    ) { benchmark in
+        let waiters = Waiters()
+        benchmark.startMeasurement()
+        let last = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(5))
+                waiters.resumeAll(with: "at-1")
+                return "at-1"
+            }
+            for _ in 0..<10_000 { group.addTask { try await waiters.wait() } }
+            var last = ""
+            for try await value in group { last = value }
+            return last
+        }
+        benchmark.stopMeasurement()
+        blackHole(last)
+    }
+
+    Benchmark(
+        "Session burst, 10,000 callers on a fresh token",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 50)
+    ) { benchmark in
+        let client = try OAuth2Client(
+            metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
+            configuration: ClientConfiguration(clientID: "benchmark"))
+        let session = try await Session(client: client, tokens: TokenSet(accessToken: "at-1", expiresAt: Date().addingTimeInterval(3600)))
+        benchmark.startMeasurement()
+        let last = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<10_000 { group.addTask { try await session.freshAccessToken() } }
+            var last = ""
+            for try await token in group { last = token }
+            return last
+        }
+        benchmark.stopMeasurement()
+        blackHole(last)
+    }
+
+    Benchmark(
+        "Session renewal, 1 caller on an expired token, server answers after 5 ms",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 100),
+        closure: { benchmark in
+            let session = try await Session(client: try TokenServer.shared.client(), tokens: expiredTokens())
+            benchmark.startMeasurement()
+            blackHole(try await session.freshAccessToken())
             benchmark.stopMeasurement()
         },
         setup: { try await TokenServer.shared.start() },

@@ -12,24 +12,25 @@ extension Session {
     /// access token a resource server refused, or the current one for a forced renewal.
     nonisolated func renew(rejecting rejected: String?) async throws -> TokenSet {
         let now = client.now()
-        let early: Result<TokenSet, OAuth2Error>? = state.locked { state in
+        enum Entry { case answered(Result<TokenSet, OAuth2Error>), wait(id: UInt64) }
+        let entry: Entry = state.locked { state in
             // Another caller may have renewed meanwhile.
             if let snapshot = state.current, snapshot.tokens.accessToken != rejected, now < snapshot.expiry.renewAt {
-                return .success(snapshot.tokens)
+                return .answered(.success(snapshot.tokens))
             }
             if let backoff = state.backoff, now < backoff.until {
-                if rejected == nil, let tokens = Self.unexpired(state.current, at: now) { return .success(tokens) }
+                if rejected == nil, let tokens = Self.unexpired(state.current, at: now) { return .answered(.success(tokens)) }
                 var error = backoff.error
                 error.retryAfter = backoff.until.timeIntervalSince(now)
-                return .failure(error)
+                return .answered(.failure(error))
             }
-            return nil
-        }
-        if let early { return try early.get() }
-
-        let id = state.locked { state in
             state.nextWaiterID &+= 1
-            return state.nextWaiterID
+            return .wait(id: state.nextWaiterID)
+        }
+        let id: UInt64
+        switch entry {
+        case .answered(let result): return try result.get()
+        case .wait(let waiterID): id = waiterID
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TokenSet, any Error>) in
@@ -86,7 +87,9 @@ extension Session {
             // A sign-in or sign-out during the renewal decides the tokens; the renewal only
             // answers its callers.
             let current = flight.epoch == state.epoch
-            let waiters = Array(flight.waiters.values)
+            // In arrival order: fair, and the order a task group spawned its callers in, which
+            // its runtime removes finished children fastest in (random order costs it O(n²)).
+            let waiters = flight.waiters.sorted { $0.key < $1.key }.map(\.value)
 
             switch result {
             case .success(.renewed(let tokens, let fromServer)):
