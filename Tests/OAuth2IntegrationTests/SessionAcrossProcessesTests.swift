@@ -19,9 +19,12 @@ extension Integration.Sessions {
         expired.expiresAt = Date().addingTimeInterval(-60)
         try await store.save(StoredSession(key: key, tokens: expired))
         let barrier = directory.appendingPathComponent("go")
+        // The workers take the discovered metadata from a file: the server sees only their refreshes.
+        let metadata = directory.appendingPathComponent("metadata.json")
+        try JSONEncoder().encode(client.metadata).write(to: metadata)
 
         let workers = try (0..<8).map { _ in
-            try RunningWorker.start(["session-refresh", store.directory.path, key.account, barrier.path])
+            try RunningWorker.start(["session-refresh", store.directory.path, key.account, metadata.path, barrier.path])
         }
         defer { for worker in workers { worker.terminate() } }
         for worker in workers { try await worker.waitForLine("ready", timeout: .seconds(60)) }

@@ -8,13 +8,13 @@ import Glibc
 import Darwin
 #endif
 
-/// `session-refresh <store-dir> <account> <barrier-file>`: the cross-process single-flight
-/// test's worker.
+/// `session-refresh <store-dir> <account> <metadata-file> <barrier-file>`: the worker of
+/// the test where processes share one store.
 ///
-/// Opens the FileTokenStore at <store-dir>, discovers django-oauth-toolkit
-/// (`OAUTH2_TEST_DOT_ISSUER`, client `OAUTH2_TEST_DOT_PW_ID`/`_SECRET`), restores the
-/// session of <account>, prints `ready`, waits until <barrier-file> exists, calls
-/// `freshAccessToken()` once and prints
+/// Opens the FileTokenStore at <store-dir>, makes a client of django-oauth-toolkit from the
+/// metadata in <metadata-file> (JSON, as the test discovered it) and client
+/// `OAUTH2_TEST_DOT_PW_ID`/`_SECRET`, restores the session of <account>, prints `ready`,
+/// waits until <barrier-file> exists, calls `freshAccessToken()` once and prints
 ///
 ///     refreshes <token requests this process sent>
 ///     token <the access token it got>
@@ -33,13 +33,16 @@ enum SessionRefreshWorker {
     }
 
     static func run(_ arguments: [String]) async throws {
-        guard arguments.count == 3 else { fail("usage: session-refresh <store-dir> <account> <barrier-file>", status: 64) }
+        guard arguments.count == 4 else {
+            fail("usage: session-refresh <store-dir> <account> <metadata-file> <barrier-file>", status: 64)
+        }
         let environment = ProcessInfo.processInfo.environment
         func env(_ name: String, _ fallback: String) -> String { environment[name].flatMap { $0.isEmpty ? nil : $0 } ?? fallback }
         let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[0]))
+        let metadata = try JSONDecoder().decode(ServerMetadata.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[2])))
         let counter = TokenRequestCounter()
-        let client = try await OAuth2Client.discover(
-            issuer: URL(string: env("OAUTH2_TEST_DOT_ISSUER", "http://127.0.0.1:8000/o"))!,
+        let client = try OAuth2Client(
+            metadata: metadata,
             configuration: ClientConfiguration(
                 clientID: env("OAUTH2_TEST_DOT_PW_ID", "pw"), clientSecret: env("OAUTH2_TEST_DOT_PW_SECRET", "pw-secret")),
             interceptors: [counter])
@@ -47,7 +50,7 @@ enum SessionRefreshWorker {
             fail("no stored session for account \(arguments[1])")
         }
         say("ready")
-        while !FileManager.default.fileExists(atPath: arguments[2]) { usleep(500) }
+        while !FileManager.default.fileExists(atPath: arguments[3]) { usleep(500) }
         let token = try await session.freshAccessToken()
         say("refreshes \(counter.total)")
         say("token \(token)")

@@ -12,9 +12,9 @@
 //   hold-lock <dir> <ms>
 //       Takes withExclusiveAccess for session "https://lock.example"/"counter", prints
 //       "locked", holds it <ms> milliseconds (or until killed), prints "released".
-//   session-refresh <dir> <account> <barrier-file>
+//   session-refresh <dir> <account> <metadata-file> <barrier-file>
 //       Restores the session of <account> from the FileTokenStore at <dir> with a client of
-//       django-oauth-toolkit, prints "ready", waits for <barrier-file>, calls
+//       django-oauth-toolkit (metadata from the file), prints "ready", waits for <barrier-file>, calls
 //       freshAccessToken() once, prints "refreshes <token requests it sent>" and
 //       "token <the access token>" (SessionRefresh.swift).
 //   keyring-availability [library]
