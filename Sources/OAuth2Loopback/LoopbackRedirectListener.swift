@@ -83,6 +83,12 @@ public final class LoopbackRedirectListener: Sendable {
         redirectURI = URL(string: "http://\(authority)\(callbackPath)")!
     }
 
+    /// A listener dropped without ``close()`` still releases its port.
+    deinit {
+        let (_, connections) = state.close()
+        for channel in channels + connections { channel.close(promise: nil) }
+    }
+
     /// Starts listening.
     ///
     /// - Parameters:

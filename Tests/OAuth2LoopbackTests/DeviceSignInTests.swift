@@ -133,7 +133,7 @@ import Testing
             } catch let error as OAuth2Error {
                 #expect(error.code == .timeout)
             }
-            #expect(ContinuousClock.now - started < .seconds(4))
+            #expect(ContinuousClock.now - started < .seconds(30), "long before the code's 15 minutes")
             #expect(provider.tokenRequests.count >= 1, "it did poll before giving up")
         }
     }

@@ -9,8 +9,11 @@ public final class ImmediateClock: Clock, @unchecked Sendable {
         /// Time since the clock's start.
         public var offset: Duration
 
+        /// This instant moved by `duration`.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Earlier than.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
@@ -18,9 +21,12 @@ public final class ImmediateClock: Clock, @unchecked Sendable {
     private var current = Instant(offset: .zero)
     private var recorded: [Duration] = []
 
+    /// A clock at time zero.
     public init() {}
 
+    /// The clock's time: where the latest sleep ended.
     public var now: Instant { lock.withLock { current } }
+    /// Zero: any duration can be slept.
     public var minimumResolution: Duration { .zero }
 
     /// Every sleep so far, as the duration from the time it began to its deadline.
@@ -28,6 +34,8 @@ public final class ImmediateClock: Clock, @unchecked Sendable {
     /// Time passed on this clock.
     public var elapsed: Duration { lock.withLock { current.offset } }
 
+    /// Records the sleep and moves the time to `deadline` at once; throws
+    /// `CancellationError` when the task is cancelled.
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         try Task.checkCancellation()
         lock.withLock {
