@@ -125,12 +125,9 @@ public final class LoopbackRedirectListener: Sendable {
                     host: host, port: bound, callbackPath: callbackPath, channels: channels, state: state, pages: pages)
                 state.configure(base: listener.redirectURI, authorities: Self.authorities(host: host, port: bound))
                 return listener
-            } catch let error as RetryWithAnotherPort where attempts < 5 {
+            } catch let retry as RetryWithAnotherPort {
                 // `localhost` with an ephemeral port: ::1 had that port taken; try another.
-                _ = error
-                continue
-            } catch let error as RetryWithAnotherPort {
-                throw error.underlying
+                guard attempts < 5 else { throw retry.underlying }
             }
         }
     }
