@@ -67,8 +67,11 @@ journey() {
 }
 
 echo "== Glewlwyd"
-journey glewlwyd "$GLEWLWYD" "${OAUTH2_TEST_GLEWLWYD_PUBLIC_ID:-code-public}" "$HERE/browser-glewlwyd.sh" \
-  "${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}/api/oidc/userinfo"
+# Glewlwyd's introspection and revocation want an authenticated client: the confidential
+# one, whose secret the profile keeps in the token store (never in the profile file).
+journey glewlwyd "$GLEWLWYD" "${OAUTH2_TEST_GLEWLWYD_CONF_ID:-code-conf}" "$HERE/browser-glewlwyd.sh" \
+  "${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}/api/oidc/userinfo" \
+  --client-secret "${OAUTH2_TEST_GLEWLWYD_CONF_SECRET:-code-conf-secret}"
 check glewlwyd "decode (Glewlwyd's access tokens are JWTs)" 0 "$BIN" decode "$("$BIN" --profile glewlwyd token)"
 expect "decode prints header, claims, verified false" sh -c "grep -q '\"verified\" : false' '$WORK/out' && grep -q '\"claims\"' '$WORK/out'"
 check glewlwyd "revoke" 0 "$BIN" --profile glewlwyd revoke
