@@ -3,11 +3,35 @@ import Foundation
 /// base64url without padding (RFC 4648 §5), as JOSE and PKCE use it.
 enum Base64URL {
     static func encode<D: DataProtocol>(_ data: D) -> String {
-        Data(data).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let bytes = Array(data)
+        var output = [UInt8]()
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(alphabet[Int(value >> 6 & 63)])
+            output.append(alphabet[Int(value & 63)])
+            index += 3
+        }
+        switch bytes.count - index {
+        case 1:
+            let value = UInt32(bytes[index]) << 16
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+        case 2:
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(alphabet[Int(value >> 6 & 63)])
+        default:
+            break
+        }
+        return String(decoding: output, as: UTF8.self)
     }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Strict decoding: only the base64url alphabet, no padding, no whitespace, and no
     /// stray bits in the last character (so that every byte string has exactly one
@@ -125,16 +149,17 @@ enum FormURLEncoding {
 /// Compares two strings in time that depends only on their lengths, so a mismatching
 /// `state` or `nonce` leaks nothing through timing.
 func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-    let left = Array(lhs.utf8)
-    let right = Array(rhs.utf8)
-    var difference = UInt8(left.count == right.count ? 0 : 1)
-    let count = max(left.count, right.count)
-    for index in 0..<count {
-        let a = index < left.count ? left[index] : 0
-        let b = index < right.count ? right[index] : 0
-        difference |= a ^ b
+    var left = lhs
+    var right = rhs
+    return left.withUTF8 { a in
+        right.withUTF8 { b in
+            var difference = UInt8(a.count == b.count ? 0 : 1)
+            for index in 0..<max(a.count, b.count) {
+                difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+            }
+            return difference == 0
+        }
     }
-    return difference == 0
 }
 
 /// Random values from the system CSPRNG.

@@ -151,10 +151,28 @@ enum StrictJSON {
                 if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
                 guard try requireDigit() else { throw .syntax(offset: index) }
             }
+            if isInteger, let integer = integer(start..<index) { return .integer(integer) }
             let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            if isInteger, let integer = Int64(text) { return .integer(integer) }
             guard let double = Double(text), double.isFinite else { throw .syntax(offset: start) }
             return .number(double)
+        }
+
+        /// The integer spelled by `range` (an optional minus and digits), or `nil` when it
+        /// does not fit in 64 bits. Read in place: NumericDates are on the hot path.
+        func integer(_ range: Range<Int>) -> Int64? {
+            var index = range.lowerBound
+            let negative = bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            var value: Int64 = 0
+            while index < range.upperBound {
+                let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let digit = Int64(bytes[index] - UInt8(ascii: "0"))
+                let (sum, overflow2) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+                if overflow1 || overflow2 { return nil }
+                value = sum
+                index += 1
+            }
+            return value
         }
 
         mutating func skipDigits() {
