@@ -12,7 +12,9 @@ let package = Package(
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
+        .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
+        .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -55,6 +57,27 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "CSecretServiceShim"),
+        // An embedded OpenID provider on loopback for users' own tests and the CLI's demo. It
+        // uses OAuth2 for JOSE signing only: its protocol decisions are its own.
+        .target(
+            name: "OAuth2Testing",
+            dependencies: [
+                "OAuth2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // `oauth2-test-provider`: the test provider as a process (demo configuration), for
+        // tests written in other languages; prints its issuer and serves until killed.
+        .executableTarget(
+            name: "OAuth2TestProviderServer",
+            dependencies: ["OAuth2Testing", "OAuth2"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "OAuth2Example",
             dependencies: ["OAuth2", .product(name: "Logging", package: "swift-log")],
@@ -100,6 +123,12 @@ let package = Package(
         .testTarget(
             name: "OAuth2ConformanceTests",
             dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // The test provider's own tests, driven by the library's client.
+        .testTarget(
+            name: "OAuth2TestingTests",
+            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
