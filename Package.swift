@@ -128,7 +128,7 @@ let package = Package(
         // The test provider's own tests, driven by the library's client.
         .testTarget(
             name: "OAuth2TestingTests",
-            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2TestSupport"],
+            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

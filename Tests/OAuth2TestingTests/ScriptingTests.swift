@@ -39,7 +39,7 @@ struct ScriptingTests {
     @Test("A closed connection is a network error")
     func scriptedClose() async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
-            let client = try await Fixture.confidentialClient(provider)
+            let client = try await Fixture.confidentialClient(provider, transport: Fixture.asyncHTTPClient)
             provider.failNext(.token, with: .closeConnection)
             let error = await Fixture.oauthError { _ = try await client.clientCredentials() }
             #expect(error?.source == .transport)

@@ -66,6 +66,14 @@ class Response:
     def json(self):
         return json.loads(self.body.decode("utf-8"))
 
+    def summary(self):
+        """Status and OAuth error code: what a failure message may show (never a token)."""
+        try:
+            error = self.json().get("error")
+        except (ValueError, AttributeError):
+            error = None
+        return f"{self.status}" + (f" {error}" if error else "")
+
     def location_query(self):
         location = self.headers.get("Location")
         expect(location is not None, f"expected a redirect, got {self.status}")
@@ -215,7 +223,7 @@ def check_wrong_code_verifier(p):
     flow = p.code()
     response = p.exchange(flow, verifier=b64url(secrets.token_bytes(32)))
     expect(response.status == 400 and response.json()["error"] == "invalid_grant",
-           f"wrong code_verifier: {response.status} {response.body[:100]!r}")
+           f"wrong code_verifier: {response.summary()}")
     # The code is spent by the failed attempt.
     expect(p.exchange(flow).status == 400, "the code still worked after a wrong verifier")
 
@@ -236,7 +244,7 @@ def check_reused_code(p):
     access_token = first.json()["access_token"]
     expect(p.introspect(access_token)["active"] is True, "fresh access token inactive")
     second = p.exchange(flow)
-    expect(second.status == 400 and second.json()["error"] == "invalid_grant", f"reused code: {second.status}")
+    expect(second.status == 400 and second.json()["error"] == "invalid_grant", f"reused code: {second.summary()}")
     expect(p.introspect(access_token)["active"] is False, "tokens of a reused code were not revoked")
 
 
@@ -256,7 +264,7 @@ def check_wrong_client_secret(p):
     for method in ["basic", "post"]:
         response = p.token(form, client=(CONFIDENTIAL_ID, "not-the-secret"), method=method)
         expect(response.status == 401 and response.json()["error"] == "invalid_client",
-               f"client_secret_{method} with a wrong secret: {response.status}")
+               f"client_secret_{method} with a wrong secret: {response.summary()}")
         if method == "basic":
             expect(response.headers.get("WWW-Authenticate", "").startswith("Basic"), "no Basic challenge with the 401")
         good = p.token(form, client=(CONFIDENTIAL_ID, CONFIDENTIAL_SECRET), method=method)
@@ -329,7 +337,7 @@ def check_device_flow(p):
     expect(page.status == 200, f"verification page answered {page.status}")
     time.sleep(device["interval"])
     done = p.token(poll)
-    expect(done.status == 200, f"poll after approval: {done.status} {done.body[:120]!r}")
+    expect(done.status == 200, f"poll after approval: {done.summary()}")
     body = done.json()
     p.verify_id_token(body["id_token"], PUBLIC_ID, access_token=body["access_token"])
     again = p.token(poll)

@@ -1,12 +1,20 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2AsyncHTTPClient
 import OAuth2Testing
 import Testing
 
 /// Shared setup for the provider's own tests: the library's client, pointed at a provider.
 enum Fixture {
     static let redirectURI = URL(string: "http://127.0.0.1:53682/callback")!
+
+    /// The library's other transport, for the cases the URLSession one cannot finish on Linux
+    /// with Swift 6.3.1's Foundation: a 401 with `WWW-Authenticate: Basic` never completes
+    /// (swift-corelibs-foundation #5456), and a connection closed after a POST on a reused
+    /// connection ends only at the request timeout. Never shut down: it lives as long as the
+    /// test process.
+    static let asyncHTTPClient = AsyncHTTPClientTransport()
 
     /// The demo public client (authorization code, refresh, device).
     static func publicClient(
@@ -22,13 +30,15 @@ enum Fixture {
     static func confidentialClient(
         _ provider: TestProvider, method: ClientAuthenticationMethod = .clientSecretBasic,
         secret: String = TestProvider.Demo.confidentialClientSecret,
-        scopes: [String] = ["openid", "profile", "email", "offline_access"]
+        scopes: [String] = ["openid", "profile", "email", "offline_access"],
+        transport: any HTTPTransport = URLSessionTransport.shared
     ) async throws -> OAuth2Client {
         try await OAuth2Client.discover(
             issuer: provider.issuer,
             configuration: ClientConfiguration(
                 clientID: TestProvider.Demo.confidentialClientID, clientSecret: secret, authenticationMethod: method,
                 redirectURI: redirectURI, scopes: scopes),
+            transport: transport,
             cache: MetadataCache())
     }
 
