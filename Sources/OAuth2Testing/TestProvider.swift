@@ -10,8 +10,6 @@ import OAuth2
 ///
 /// ```swift
 /// let provider = try await TestProvider.start(configuration: .demo)
-/// defer { Task { await provider.shutdown() } }
-///
 /// let client = try await OAuth2Client.discover(
 ///     issuer: provider.issuer,
 ///     configuration: ClientConfiguration(
@@ -25,7 +23,11 @@ import OAuth2
 /// provider.failNext(.token, with: .status(503))
 /// // … the refresh your code does now sees a 503 …
 /// #expect(provider.requestCount(.token) == 2)
+/// await provider.shutdown()
 /// ```
+///
+/// Shut a provider down when done with it (``shutdown()``), or let
+/// ``withProvider(configuration:_:)`` do it.
 ///
 /// The provider is a conformant, strict authorization server — never a mock of the
 /// library: it decides every protocol question with its own code (only signing uses the

@@ -69,8 +69,8 @@ extension ProviderCore {
                 if let expiresAt { members["exp"] = .integer(Int64(expiresAt.timeIntervalSince1970)) }
                 if let grant = state.grants[grantID], let subject = grant.subject {
                     members["sub"] = .string(subject)
-                    members["username"] = grant.username.map(JSONValue.string) ?? .null
                     members["aud"] = .string(clientID)
+                    if let username = grant.username { members["username"] = .string(username) }
                 }
                 return members
             }

@@ -69,10 +69,10 @@ final class ProviderCore: Sendable {
         let now = Date()
         switch endpoint {
         case .discovery:
-            guard request.method == .GET || request.method == .HEAD else { return .methodNotAllowed("GET") }
+            guard request.method == .GET else { return .methodNotAllowed("GET") }
             return .json(.ok, metadata())
         case .jwks:
-            guard request.method == .GET || request.method == .HEAD else { return .methodNotAllowed("GET") }
+            guard request.method == .GET else { return .methodNotAllowed("GET") }
             return jwks()
         case .authorization:
             return authorize(request, now: now)
