@@ -13,7 +13,9 @@ let package = Package(
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
         .library(name: "OAuth2Loopback", targets: ["OAuth2Loopback"]),
+        .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
+        .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
     ],
     dependencies: [
@@ -71,11 +73,32 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // An embedded OpenID provider on loopback for users' own tests and the CLI's demo. It
+        // uses OAuth2 for JOSE signing only: its protocol decisions are its own.
+        .target(
+            name: "OAuth2Testing",
+            dependencies: [
+                "OAuth2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // `oauth2-test-provider`: the test provider as a process (demo configuration), for
+        // tests written in other languages; prints its issuer and serves until killed.
+        .executableTarget(
+            name: "OAuth2TestProviderServer",
+            dependencies: ["OAuth2Testing", "OAuth2"],
+            swiftSettings: strictSettings
+        ),
         // The `oauth2` command-line tool.
         .executableTarget(
             name: "OAuth2CLI",
             dependencies: [
-                "OAuth2", "OAuth2SecretService", "OAuth2Loopback",
+                "OAuth2", "OAuth2SecretService", "OAuth2Loopback", "OAuth2Testing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
@@ -136,6 +159,12 @@ let package = Package(
         .testTarget(
             name: "OAuth2LoopbackTests",
             dependencies: ["OAuth2", "OAuth2Loopback", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // The test provider's own tests, driven by the library's client.
+        .testTarget(
+            name: "OAuth2TestingTests",
+            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

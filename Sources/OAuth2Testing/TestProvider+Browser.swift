@@ -1,0 +1,137 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+extension TestProvider {
+    /// Plays the user's browser for one step: GETs `url` (an authorization URL, an
+    /// end-session URL) over a real connection and returns where the provider redirects to —
+    /// for an authorization request, the client's redirect URI with `code`, `state` and `iss`
+    /// (or `error`). Nothing is sent to the redirect target.
+    ///
+    /// ```swift
+    /// let request = try client.authorizationRequest()
+    /// let callback = try await provider.followRedirect(from: request.url)
+    /// let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
+    /// ```
+    ///
+    /// - Throws: ``TestProviderError`` `.errorPage` when the provider refuses with an error
+    ///   page (the error holds its status and the start of its body, which says what was
+    ///   refused); `.noRedirect` when it answers with a page instead; `.browser` when the URL
+    ///   is not `http` or the connection fails or times out.
+    public func followRedirect(from url: URL, timeout: Duration = .seconds(30)) async throws -> URL {
+        let answer = try await Self.get(url, group: server.group, timeout: timeout)
+        guard let target = try Self.redirectTarget(of: answer, from: url) else {
+            throw TestProviderError(
+                .noRedirect, "\(url.path) answered \(answer.status) without a redirect.", statusCode: answer.status,
+                body: answer.text)
+        }
+        return target
+    }
+
+    /// Plays the user's browser for a whole visit: loads `url`; when the provider redirects,
+    /// loads the redirect target too — so that a loopback listener waiting there receives the
+    /// callback — and returns the target; when it shows a page (the device verification page
+    /// after approving a device, the "signed out" page), returns `url`.
+    ///
+    /// Use it as the browser launcher of an interactive sign-in, or to approve a device by
+    /// its `verification_uri_complete`:
+    ///
+    /// ```swift
+    /// let tokens = try await loopbackSignIn(openBrowser: { url in try await provider.openInBrowser(url) })
+    /// try await provider.openInBrowser(URL(string: deviceAuthorization.verificationURIComplete)!)
+    /// ```
+    ///
+    /// - Throws: ``TestProviderError`` `.errorPage` when the provider refuses; `.browser` when
+    ///   the URL is not `http`, or the provider or the redirect target does not answer (any
+    ///   HTTP status from the target counts as an answer).
+    @discardableResult
+    public func openInBrowser(_ url: URL, timeout: Duration = .seconds(30)) async throws -> URL {
+        let answer = try await Self.get(url, group: server.group, timeout: timeout)
+        guard let target = try Self.redirectTarget(of: answer, from: url) else { return url }
+        _ = try await Self.get(target, group: server.group, timeout: timeout)
+        return target
+    }
+
+    struct Answer: Sendable {
+        let status: Int
+        let headers: HTTPHeaders
+        let body: [UInt8]
+        var text: String { String(decoding: body.prefix(2048), as: UTF8.self) }
+    }
+
+    /// The redirect target of an answer; `nil` for a page; throws for an error page.
+    private static func redirectTarget(of answer: Answer, from url: URL) throws(TestProviderError) -> URL? {
+        if answer.status >= 400 {
+            throw TestProviderError(
+                .errorPage, "\(url.path) answered \(answer.status).", statusCode: answer.status, body: answer.text)
+        }
+        guard (300..<400).contains(answer.status) else { return nil }
+        guard let location = answer.headers.first(name: "Location"), let target = URL(string: location, relativeTo: url)?.absoluteURL else {
+            throw TestProviderError(.browser, "\(url.path) answered \(answer.status) without a usable Location.", statusCode: answer.status)
+        }
+        return target
+    }
+
+    /// One HTTP/1.1 GET, redirects not followed.
+    static func get(_ url: URL, group: any EventLoopGroup, timeout: Duration) async throws -> Answer {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.scheme?.lowercased() == "http",
+            let rawHost = components.host, !rawHost.isEmpty
+        else { throw TestProviderError(.browser, "The browser stand-in loads only http URLs.") }
+        let host = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
+        let port = components.port ?? 80
+        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { target += "?" + query }
+        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (components.port.map { ":\($0)" } ?? "")
+        let request = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: target,
+            headers: ["Host": hostHeader, "Connection": "close", "User-Agent": "swift-oauth2-test-browser", "Accept": "text/html, */*"])
+        do {
+            return try await withThrowingTaskGroup(of: Answer?.self) { tasks in
+                tasks.addTask { try await exchange(request, host: host, port: port, group: group) }
+                tasks.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { tasks.cancelAll() }
+                guard let first = try await tasks.next(), let result = first else {
+                    throw TestProviderError(.browser, "\(url.path) did not answer within \(timeout).")
+                }
+                return result
+            }
+        } catch let error as TestProviderError {
+            throw error
+        } catch {
+            throw TestProviderError(.browser, "\(url.path) could not be loaded: \(error)")
+        }
+    }
+
+    private static func exchange(
+        _ request: HTTPRequestHead, host: String, port: Int, group: any EventLoopGroup
+    ) async throws -> Answer {
+        let channel = try await ClientBootstrap(group: group)
+            .connectTimeout(.seconds(10))
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(.head(request))
+            try await outbound.write(.end(nil))
+            var head: HTTPResponseHead?
+            var body: [UInt8] = []
+            for try await part in inbound {
+                switch part {
+                case .head(let received): head = received
+                case .body(let buffer): if body.count < 1 << 20 { body.append(contentsOf: buffer.readableBytesView) }
+                case .end:
+                    guard let head else { break }
+                    return Answer(status: Int(head.status.code), headers: head.headers, body: body)
+                }
+            }
+            throw TestProviderError(.browser, "The connection closed before a complete answer.")
+        }
+    }
+}
