@@ -61,7 +61,9 @@ ROOT_URLCONF = "urls"; LOGIN_URL = "/accounts/login/"; DEFAULT_AUTO_FIELD = "dja
 TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "DIRS": [os.path.join(BASE, "templates")], "APP_DIRS": True,
               "OPTIONS": {"context_processors": ["django.template.context_processors.request", "django.contrib.auth.context_processors.auth",
                                                  "django.contrib.messages.context_processors.messages"]}}]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.path.join(BASE, "db.sqlite3")}}
+# SQLite under a threaded runserver: wait for the write lock (up to 30 s) instead of answering 500
+# "database is locked" when tests send requests at the same time.
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.path.join(BASE, "db.sqlite3"), "OPTIONS": {"timeout": 30}}}
 # Fast hashing: with the default (PBKDF2, 10^6 rounds) every confidential-client request costs ~0.5 s of CPU.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING = {"version": 1, "handlers": {"c": {"class": "logging.StreamHandler"}}, "loggers": {"django.request": {"handlers": ["c"], "level": "ERROR"}}}
