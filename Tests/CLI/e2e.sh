@@ -66,6 +66,10 @@ journey() {
   expect "status shows no token" sh -c "! grep -qF -- '$current' '$WORK/out'"
 }
 
+echo "== demo"
+check embedded "demo: the whole journey against the embedded provider" 0 "$BIN" demo
+expect "demo reported its nine steps" test "$(grep -c '✔' "$WORK/err")" = 9
+
 echo "== Glewlwyd"
 # Glewlwyd's introspection and revocation want an authenticated client: the confidential
 # one, whose secret the profile keeps in the token store (never in the profile file).
