@@ -48,6 +48,7 @@ struct Context {
         SessionKey(issuer: profile.issuer ?? profile.tokenEndpoint ?? "", clientID: profile.clientID, account: profileName)
     }
 
+
     /// The client secret: from the profile's secret file, else from the store.
     func clientSecret(for profile: Profile, store: any TokenStore) async throws -> String? {
         if let file = profile.clientSecretFile { return try Self.readSecret(file: file) }
@@ -73,6 +74,11 @@ struct Context {
             authorizationEndpoint: profile.authorizationEndpoint.flatMap(URL.init(string:)),
             tokenEndpoint: profile.tokenEndpoint.flatMap(URL.init(string:)),
             deviceAuthorizationEndpoint: profile.deviceAuthorizationEndpoint.flatMap(URL.init(string:)))
+        if let name = profile.provider {
+            let client = try await OAuth2Client(preset: try Self.preset(named: name), configuration: configuration, logger: logger)
+            guard !given.fields.isEmpty else { return client }
+            return try OAuth2Client(metadata: client.metadata.filling(from: given), configuration: client.configuration, logger: logger)
+        }
         guard let issuer = profile.issuer else {
             return try OAuth2Client(metadata: given, configuration: configuration, logger: logger)
         }
@@ -80,6 +86,30 @@ struct Context {
         let discovered = try await OAuth2Client.discover(issuer: url, configuration: configuration, logger: logger)
         guard !given.fields.isEmpty else { return discovered }
         return try OAuth2Client(metadata: discovered.metadata.filling(from: given), configuration: configuration, logger: logger)
+    }
+
+    /// The presets that need no argument, by name.
+    static let presets: [String: ProviderPreset] = [
+        "github": .github, "google": .google, "facebook": .facebook, "reddit": .reddit, "linkedin": .linkedIn,
+    ]
+
+    static func preset(named name: String) throws -> ProviderPreset {
+        if name == "gitlab" { return try ProviderPreset.gitlab() }
+        guard let preset = presets[name.lowercased()] else {
+            throw CLIError.usage("Unknown provider \"\(name)\" (known: \((presets.keys.sorted() + ["gitlab"]).sorted().joined(separator: ", "))).")
+        }
+        return preset
+    }
+
+    /// The profile with the issuer (or token endpoint) the client resolved, so that its
+    /// tokens are stored under the key the session uses.
+    static func resolved(_ profile: Profile, client: OAuth2Client) -> Profile {
+        var profile = profile
+        if profile.issuer == nil, profile.tokenEndpoint == nil {
+            profile.issuer = client.metadata.issuer
+            if profile.issuer == nil { profile.tokenEndpoint = client.metadata.tokenEndpoint?.absoluteString }
+        }
+        return profile
     }
 
     /// Session options for the profile's grant: client-credentials profiles re-request a
@@ -103,6 +133,7 @@ struct Context {
     /// Saves a sign-in: the tokens (through a session, so that the store's lock is taken),
     /// the client secret when it came from the command line, then the profile.
     func saveSignIn(profile: Profile, client: OAuth2Client, tokens: TokenSet, secret: String?) async throws {
+        let profile = Self.resolved(profile, client: client)
         let store = try tokenStore(profile.store)
         _ = try await Session(client: client, tokens: tokens, store: store, account: profileName, options: Self.sessionOptions(for: profile))
         let key = sessionKey(for: profile)

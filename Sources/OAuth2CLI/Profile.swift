@@ -11,6 +11,9 @@ struct Profile: Codable, Equatable {
     var tokenEndpoint: String?
     /// The device authorization endpoint, when discovery does not name it (DOT).
     var deviceAuthorizationEndpoint: String?
+    /// A provider preset (`github`, `google`, `facebook`, `reddit`, `linkedin`, `gitlab`):
+    /// its endpoints and quirks.
+    var provider: String?
     var clientID: String
     var authMethod: String?
     var scopes: [String]
@@ -30,7 +33,7 @@ struct Profile: Codable, Equatable {
 
     init(
         issuer: String?, authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil,
-        deviceAuthorizationEndpoint: String? = nil, clientID: String,
+        deviceAuthorizationEndpoint: String? = nil, provider: String? = nil, clientID: String,
         authMethod: String? = nil, scopes: [String], redirectURI: String? = nil, clientSecretFile: String? = nil,
         grant: String, parameters: [String: String] = [:], prompt: String? = nil, loginHint: String? = nil,
         store: StoreKind, options: [String: String] = [:]
@@ -39,6 +42,7 @@ struct Profile: Codable, Equatable {
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
         self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        self.provider = provider
         self.clientID = clientID
         self.authMethod = authMethod
         self.scopes = scopes

@@ -15,6 +15,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "The issuer (discovery).") var issuer: String?
+    @Option(help: "A provider preset instead of --issuer: github, google, gitlab, facebook, reddit, linkedin.") var provider: String?
     @Option(name: .customLong("client-id")) var clientID: String
     @Option(name: .customLong("client-secret")) var clientSecret: String?
     @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
@@ -33,7 +34,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("device-authorization-endpoint"), help: "When discovery does not name it.") var deviceAuthorizationEndpoint: String?
 
     func validate() throws {
-        guard issuer != nil || tokenEndpoint != nil else { throw ValidationError("login needs --issuer, or --token-endpoint for servers without discovery.") }
+        guard issuer != nil || tokenEndpoint != nil || provider != nil else {
+            throw ValidationError("login needs --issuer, --provider, or --token-endpoint for servers without discovery.")
+        }
         if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
         if let redirectURI { _ = try Self.loopback(redirectURI) }
@@ -60,7 +63,7 @@ struct LoginCommand: AsyncParsableCommand {
         let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
         let profile = Profile(
             issuer: issuer, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
-            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, clientID: clientID, authMethod: authMethod,
+            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, provider: provider, clientID: clientID, authMethod: authMethod,
             scopes: scopes, redirectURI: redirectURI,
             clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             grant: device ? "device" : "authorization_code", parameters: parameters, prompt: prompt, loginHint: loginHint,

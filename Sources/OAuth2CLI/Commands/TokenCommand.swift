@@ -18,6 +18,7 @@ struct TokenCommand: AsyncParsableCommand {
     @Flag(name: .customLong("force-refresh"), help: "Refresh even if the token is still valid.") var forceRefresh = false
     @Option(help: "Make a machine profile with this grant: client_credentials or password.") var grant: MachineGrant?
     @Option(help: "The issuer (with --grant).") var issuer: String?
+    @Option(help: "A provider preset instead of --issuer (with --grant).") var provider: String?
     @Option(name: .customLong("token-endpoint"), help: "The token endpoint, for servers without discovery.") var tokenEndpoint: String?
     @Option(name: .customLong("client-id")) var clientID: String?
     @Option(name: .customLong("client-secret")) var clientSecret: String?
@@ -36,7 +37,9 @@ struct TokenCommand: AsyncParsableCommand {
             if let (name, _) = machineOnly.first(where: \.1) { throw ValidationError("\(name) goes with --grant.") }
             return
         }
-        guard issuer != nil || tokenEndpoint != nil else { throw ValidationError("--grant needs --issuer (or --token-endpoint).") }
+        guard issuer != nil || tokenEndpoint != nil || provider != nil else {
+            throw ValidationError("--grant needs --issuer, --provider or --token-endpoint.")
+        }
         guard clientID != nil else { throw ValidationError("--grant needs --client-id.") }
         if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
         if grant == .clientCredentials, clientSecret == nil, clientSecretFile == nil {
@@ -62,7 +65,7 @@ struct TokenCommand: AsyncParsableCommand {
         let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
         let scopes = scope.map { $0.split(separator: " ").map(String.init) } ?? []
         let profile = Profile(
-            issuer: issuer, tokenEndpoint: tokenEndpoint, clientID: clientID!, authMethod: authMethod, scopes: scopes,
+            issuer: issuer, tokenEndpoint: tokenEndpoint, provider: provider, clientID: clientID!, authMethod: authMethod, scopes: scopes,
             clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             grant: grant.rawValue, store: await context.storeKind(for: nil))
         let client = try await context.client(for: profile, secret: secret)
