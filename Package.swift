@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
+        .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
     ],
     dependencies: [
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .target(
@@ -55,6 +57,19 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "CSecretServiceShim"),
+        // The `oauth2` command-line tool.
+        .executableTarget(
+            name: "OAuth2CLI",
+            dependencies: [
+                "OAuth2", "OAuth2SecretService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/OAuth2CLI",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "OAuth2Example",
             dependencies: ["OAuth2", .product(name: "Logging", package: "swift-log")],
@@ -83,10 +98,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // A child process for the tests that need several processes: crash safety (killed
-        // while writing), cross-process locks. `OAuth2TestWorker <subcommand> ...`.
+        // while writing), cross-process locks, sessions sharing a store. `OAuth2TestWorker <subcommand> ...`.
         .executableTarget(
             name: "OAuth2TestWorker",
-            dependencies: ["OAuth2", "OAuth2SecretService"],
+            dependencies: ["OAuth2", "OAuth2SecretService", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Tests/OAuth2TestWorker",
             swiftSettings: strictSettings
         ),

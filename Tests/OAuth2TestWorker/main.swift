@@ -12,6 +12,11 @@
 //   hold-lock <dir> <ms>
 //       Takes withExclusiveAccess for session "https://lock.example"/"counter", prints
 //       "locked", holds it <ms> milliseconds (or until killed), prints "released".
+//   session-refresh <dir> <account> <metadata-file> <barrier-file>
+//       Restores the session of <account> from the FileTokenStore at <dir> with a client of
+//       django-oauth-toolkit (metadata from the file), prints "ready", waits for <barrier-file>, calls
+//       freshAccessToken() once, prints "refreshes <token requests it sent>" and
+//       "token <the access token>" (SessionRefresh.swift).
 //   keyring-availability [library]
 //       Prints "available", or "unavailable <code>" and the reason.
 //   keyring-save <issuer> <client-id> <account> <access-token>
@@ -41,7 +46,7 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
-    fail("usage: OAuth2TestWorker write-loop|increment|hold-lock|keyring-availability|keyring-save ...", status: 64)
+    fail("usage: OAuth2TestWorker write-loop|increment|hold-lock|session-refresh|keyring-availability|keyring-save ...", status: 64)
 }
 
 /// The session of the crash test for sequence number `seq`: over 64 KB, every byte
@@ -87,6 +92,9 @@ do {
             }
         }
         say("done")
+
+    case "session-refresh":
+        try await SessionRefreshWorker.run(Array(arguments.dropFirst()))
 
     case "hold-lock":
         guard arguments.count == 3, let milliseconds = UInt64(arguments[2]) else {

@@ -250,7 +250,8 @@ extension OAuth2Client {
     /// ``ServerQuirks/scopesOnRefresh``, which sends the configuration's scopes.
     ///
     /// - Throws: ``OAuth2Error/Code/invalidRequest`` when `tokens` has no refresh token;
-    ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) when the refresh token is
+    ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) — also for an HTTP 400
+    ///   without an error object, Glewlwyd's answer — when the refresh token is
     ///   dead.
     public func refresh(_ tokens: TokenSet, scopes: [String] = []) async throws -> TokenSet {
         guard let refreshToken = tokens.refreshToken else {
@@ -258,8 +259,18 @@ extension OAuth2Client {
         }
         var sentScopes = scopes
         if sentScopes.isEmpty, configuration.quirks.contains(.scopesOnRefresh) { sentScopes = configuration.scopes }
-        let refreshed = try await tokenRequest(
-            .refreshToken(refreshToken, scopes: sentScopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
+        let refreshed: TokenSet
+        do {
+            refreshed = try await tokenRequest(
+                .refreshToken(refreshToken, scopes: sentScopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
+        } catch let error as OAuth2Error where error.inferredFromStatus && error.statusCode == 400 {
+            // Glewlwyd answers a revoked, expired or unknown refresh token with an empty 400,
+            // as it answers a wrong secret with an empty 403 (read as invalid_client).
+            var refused = error
+            refused.code = .invalidGrant
+            refused.message = "HTTP 400 without an error object in answer to a refresh: the server refused the refresh token."
+            throw refused
+        }
         // OIDC Core §12.2: a new ID token names the same issuer and subject as the first.
         try await validateIDToken(
             in: refreshed,

@@ -41,6 +41,9 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
     public var serverCode: String?
     /// The lower-level error (URLError, NIO or TLS errors), when there is one.
     public var underlyingError: (any Error & Sendable)?
+    /// `true` when the server sent no error object and the code was inferred from the
+    /// HTTP status alone.
+    var inferredFromStatus = false
 
     /// Creates an error.
     public init(
@@ -81,11 +84,12 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
 
     /// `true` when the grant in hand is dead and the user has to authorize again:
     /// `invalid_grant`, `access_denied`, `expired_token`, `login_required`,
-    /// `consent_required`, `interaction_required`, `account_selection_required`.
+    /// `consent_required`, `interaction_required`, `account_selection_required`, and the
+    /// library's ``Code/signInRequired``.
     public var requiresReauthorization: Bool {
         switch code {
         case .invalidGrant, .accessDenied, .expiredToken, .loginRequired, .consentRequired,
-            .interactionRequired, .accountSelectionRequired:
+            .interactionRequired, .accountSelectionRequired, .signInRequired:
             return true
         default:
             return false
@@ -209,6 +213,10 @@ extension OAuth2Error {
         public static let tls: Code = "tls"
         /// The operation was cancelled.
         public static let cancelled: Code = "cancelled"
+        /// A ``Session`` has no usable grant: it has no tokens, no refresh token, or the
+        /// server refused its refresh token (then ``OAuth2Error/serverCode`` says how, and the
+        /// session's tokens have been removed). The user has to sign in again.
+        public static let signInRequired: Code = "sign_in_required"
     }
 }
 

@@ -105,7 +105,9 @@ enum ResponseParsing {
             code = .httpError
             message = "HTTP \(status) without an error object."
         }
-        return OAuth2Error(code, source: .server, message: message, statusCode: status, retryAfter: retryAfter)
+        var error = OAuth2Error(code, source: .server, message: message, statusCode: status, retryAfter: retryAfter)
+        error.inferredFromStatus = true
+        return error
     }
 
     /// `Retry-After` as seconds from now: delta-seconds or an HTTP-date.
@@ -229,6 +231,7 @@ extension TokenSet {
             scopes: ResponseParsing.scopes(members["scope"]?.stringValue, commaSeparated: quirks.contains(.commaSeparatedScopes))
                 ?? requestedScopes,
             issuedAt: receivedAt,
+            serverDate: response.headerFields[.date].flatMap(HTTPDate.parse),
             additionalFields: members.filter { !known.contains($0.key) }
         )
     }

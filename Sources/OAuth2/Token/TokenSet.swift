@@ -61,6 +61,10 @@ public struct TokenSet: Sendable, Hashable, Codable, CustomStringConvertible, Cu
     public var scopes: [String]?
     /// When the token response was received.
     public var issuedAt: Date
+    /// The server's clock when it answered: the token response's `Date` header, if it sent
+    /// one. `serverDate - issuedAt` is the server's clock skew (to within a second), which a
+    /// ``Session`` uses to read expiry times written in the server's clock.
+    public var serverDate: Date?
     /// Every other member of the token response (`refresh_expires_in`, `issued_token_type`…).
     public var additionalFields: [String: JSONValue]
 
@@ -73,6 +77,7 @@ public struct TokenSet: Sendable, Hashable, Codable, CustomStringConvertible, Cu
         expiresAt: Date? = nil,
         scopes: [String]? = nil,
         issuedAt: Date = Date(),
+        serverDate: Date? = nil,
         additionalFields: [String: JSONValue] = [:]
     ) {
         self.accessToken = accessToken
@@ -82,6 +87,7 @@ public struct TokenSet: Sendable, Hashable, Codable, CustomStringConvertible, Cu
         self.expiresAt = expiresAt
         self.scopes = scopes
         self.issuedAt = issuedAt
+        self.serverDate = serverDate
         self.additionalFields = additionalFields
     }
 

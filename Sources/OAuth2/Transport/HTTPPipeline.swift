@@ -26,7 +26,7 @@ struct HTTPPipeline: Sendable {
             request.headerFields.append(field)
         }
         if request.headerFields[.userAgent] == nil { request.headerFields[.userAgent] = userAgent }
-        if request.headerFields[.accept] == nil { request.headerFields[.accept] = "application/json" }
+        if request.headerFields[.accept] == nil, kind != .resource { request.headerFields[.accept] = "application/json" }
         for interceptor in interceptors {
             try await interceptor.willSend(&request, body: &body, kind: kind)
         }

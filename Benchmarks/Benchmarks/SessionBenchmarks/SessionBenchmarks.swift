@@ -1,0 +1,214 @@
+import Benchmark
+import Foundation
+import HTTPTypes
+import OAuth2
+import OAuth2TestSupport
+
+// Goals (see README, "Benchmarks"):
+// - `authorize()` on a cached token: at most 1 µs.
+// - 10,000 concurrent `freshAccessToken()` calls on an expired token, against a server that
+//   answers after 5 ms: all done within twice one token round trip (the "round trip"
+//   benchmark below), with exactly one token request.
+
+/// The token endpoint the benchmarks talk to: a real socket on 127.0.0.1 that answers after
+/// 5 ms and counts its requests.
+final class TokenServer: @unchecked Sendable {
+    static let shared = TokenServer()
+
+    private let lock = NSLock()
+    private var server: LocalHTTPServer?
+    private var requests = 0
+    /// One transport (one URLSession) for every iteration.
+    private let transport = URLSessionTransport()
+
+    var count: Int { lock.withLock { requests } }
+
+    func start() async throws {
+        guard lock.withLock({ server == nil }) else { return }
+        let started = try await LocalHTTPServer { [self] _ in
+            let n = lock.withLock {
+                requests += 1
+                return requests
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+            return .json(200, #"{"access_token":"at-\#(n)","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-\#(n)"}"#)
+        }
+        lock.withLock { server = started }
+    }
+
+    func stop() async {
+        let running = lock.withLock {
+            defer { server = nil }
+            return server
+        }
+        await running?.shutdown()
+    }
+
+    func client() throws -> OAuth2Client {
+        guard let base = lock.withLock({ server?.baseURL }) else { fatalError("TokenServer.start() first") }
+        return try OAuth2Client(
+            metadata: ServerMetadata(issuer: base, tokenEndpoint: base.appendingPathComponent("token")),
+            configuration: ClientConfiguration(clientID: "benchmark", clientSecret: "s3cret"),
+            transport: transport)
+    }
+}
+
+/// Continuations behind a lock, resumed together: the shape of a session's waiters
+/// without the session.
+final class Waiters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var waiting: [CheckedContinuation<String, any Error>] = []
+    private var value: String?
+
+    func wait() async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: String? = lock.withLock {
+                if let value { return value }
+                waiting.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    func resumeAll(with value: String) {
+        let all = lock.withLock {
+            self.value = value
+            defer { waiting = [] }
+            return waiting
+        }
+        for continuation in all { continuation.resume(returning: value) }
+    }
+}
+
+func expiredTokens() -> TokenSet {
+    TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(-10), issuedAt: Date().addingTimeInterval(-3610))
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration.timeUnits = .microseconds
+
+    Benchmark(
+        "Session.authorize, cached token",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .throughput, .mallocCountTotal], timeUnits: .nanoseconds, scalingFactor: .kilo, maxDuration: .seconds(3))
+    ) { benchmark in
+        let client = try OAuth2Client(
+            metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
+            configuration: ClientConfiguration(clientID: "benchmark"))
+        let tokens = TokenSet(accessToken: "an-access-token", refreshToken: "a-refresh-token", expiresAt: Date().addingTimeInterval(3600))
+        let session = try await Session(client: client, tokens: tokens)
+        let request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v1/items")!)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await session.authorize(request))
+        }
+        benchmark.stopMeasurement()
+    }
+
+    Benchmark(
+        "Token round trip, server answers after 5 ms",
+        configuration: .init(metrics: [.wallClock], maxDuration: .seconds(5), maxIterations: 200),
+        closure: { benchmark in
+            let client = try TokenServer.shared.client()
+            let tokens = expiredTokens()
+            benchmark.startMeasurement()
+            blackHole(try await client.refresh(tokens))
+            benchmark.stopMeasurement()
+        },
+        setup: { try await TokenServer.shared.start() },
+        teardown: { await TokenServer.shared.stop() }
+    )
+
+    // The floor under the burst: what 10,000 tasks in a task group cost on this machine
+    // when each returns at once, and when each finds a fresh token (no renewal).
+    Benchmark(
+        "Baseline, 10,000 tasks that return at once",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 50)
+    ) { benchmark in
+        let token = "at-1"
+        benchmark.startMeasurement()
+        let last = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<10_000 { group.addTask { token } }
+            var last = ""
+            for await value in group { last = value }
+            return last
+        }
+        benchmark.stopMeasurement()
+        blackHole(last)
+    }
+
+    Benchmark(
+        "Baseline, 10,000 tasks that wait on continuations resumed after 5 ms",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 50)
+    ) { benchmark in
+        let waiters = Waiters()
+        benchmark.startMeasurement()
+        let last = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(5))
+                waiters.resumeAll(with: "at-1")
+                return "at-1"
+            }
+            for _ in 0..<10_000 { group.addTask { try await waiters.wait() } }
+            var last = ""
+            for try await value in group { last = value }
+            return last
+        }
+        benchmark.stopMeasurement()
+        blackHole(last)
+    }
+
+    Benchmark(
+        "Session burst, 10,000 callers on a fresh token",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 50)
+    ) { benchmark in
+        let client = try OAuth2Client(
+            metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
+            configuration: ClientConfiguration(clientID: "benchmark"))
+        let session = try await Session(client: client, tokens: TokenSet(accessToken: "at-1", expiresAt: Date().addingTimeInterval(3600)))
+        benchmark.startMeasurement()
+        let last = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<10_000 { group.addTask { try await session.freshAccessToken() } }
+            var last = ""
+            for try await token in group { last = token }
+            return last
+        }
+        benchmark.stopMeasurement()
+        blackHole(last)
+    }
+
+    Benchmark(
+        "Session renewal, 1 caller on an expired token, server answers after 5 ms",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 100),
+        closure: { benchmark in
+            let session = try await Session(client: try TokenServer.shared.client(), tokens: expiredTokens())
+            benchmark.startMeasurement()
+            blackHole(try await session.freshAccessToken())
+            benchmark.stopMeasurement()
+        },
+        setup: { try await TokenServer.shared.start() },
+        teardown: { await TokenServer.shared.stop() }
+    )
+
+    Benchmark(
+        "Session burst, 10,000 callers on an expired token, server answers after 5 ms",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(10), maxIterations: 50),
+        closure: { benchmark in
+            let client = try TokenServer.shared.client()
+            let session = try await Session(client: client, tokens: expiredTokens())
+            let before = TokenServer.shared.count
+            benchmark.startMeasurement()
+            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<10_000 { group.addTask { try await session.freshAccessToken() } }
+                var last = ""
+                for try await token in group { last = token }
+                return last
+            }
+            benchmark.stopMeasurement()
+            blackHole(tokens)
+            precondition(TokenServer.shared.count - before == 1, "single flight broken: \(TokenServer.shared.count - before) token requests")
+        },
+        setup: { try await TokenServer.shared.start() },
+        teardown: { await TokenServer.shared.stop() }
+    )
+}

@@ -1,0 +1,61 @@
+// swift-tools-version: 6.1
+// Benchmarks of swift-oauth2, apart from the tests (ordo-one/benchmark):
+//   cd Benchmarks && swift package benchmark
+// See scripts/benchmarks for the whole run, and README.md ("Benchmarks").
+import Foundation
+import PackageDescription
+
+// A path dependency is named after its folder, which differs between clones and work trees.
+let root = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "swift-oauth2-benchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+    ],
+    targets: [
+        // The tests' local HTTP server (a link to Tests/OAuth2TestSupport), for benchmarks
+        // that need a peer on a socket.
+        .target(
+            name: "OAuth2TestSupport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Support/OAuth2TestSupport"
+        ),
+        .executableTarget(
+            name: "SessionBenchmarks",
+            dependencies: [
+                .product(name: "OAuth2", package: root),
+                "OAuth2TestSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Benchmarks/SessionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "IDTokenBenchmarks",
+            dependencies: [
+                .product(name: "OAuth2", package: root),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Benchmarks/IDTokenBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+
+extension Session {
+    /// `request` with the session's access token in its `Authorization` header, renewed
+    /// first when it expires within the leeway.
+    ///
+    /// The token goes only to HTTPS URLs, or to plain HTTP on a loopback host.
+    ///
+    /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` for any other URL;
+    ///   ``OAuth2Error/Code/invalidConfiguration`` for a DPoP-bound token (this version
+    ///   makes no DPoP proofs yet); otherwise as ``freshTokens()``.
+    public nonisolated func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
+        try Self.checkDestination(request)
+        return try Self.authorize(request, with: try await freshTokens())
+    }
+
+    /// Sends `request` with the session's access token through the client's transport and
+    /// interceptors, and returns the response, whatever its status — except a refused token.
+    ///
+    /// On a 401 whose challenge is `Bearer error="invalid_token"` or names no error (and on
+    /// a 403 when ``Options/retryOnForbidden`` is set), the token is renewed once — shared
+    /// with every other caller that saw it refused — and the request sent once more.
+    ///
+    /// - Parameter body: the request body, sent again on the retry.
+    /// - Throws: the resource server's error (the challenge's `error`, else
+    ///   ``OAuth2Error/Code/invalidToken`` for a 401), with the HTTP status, when the retry
+    ///   is refused too; transport errors; otherwise as
+    ///   ``authorize(_:)``.
+    public nonisolated func perform(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
+        try Self.checkDestination(request)
+        let tokens = try await freshTokens()
+        let (response, responseBody) = try await client.pipeline.send(
+            try Self.authorize(request, with: tokens), body: body, kind: .resource)
+        guard refusesToken(response) else { return (response, responseBody) }
+        let renewed = try await renew(rejecting: tokens.accessToken)
+        let (retried, retriedBody) = try await client.pipeline.send(
+            try Self.authorize(request, with: renewed), body: body, kind: .resource)
+        guard refusesToken(retried) else { return (retried, retriedBody) }
+        let members = ResponseParsing.members(of: retriedBody, contentType: retried.headerFields[.contentType])
+        var error = ResponseParsing.error(in: retried, members: members, kind: .resource, now: client.now())
+            ?? OAuth2Error(.httpError, source: .server, statusCode: retried.status.code)
+        if retried.status.code == 401, error.code == .httpError {
+            error.code = .invalidToken
+            error.message = "The resource server refused a renewed access token too."
+        }
+        throw error
+    }
+
+    /// Whether `response` says the access token was refused, in a way a new token can fix.
+    nonisolated func refusesToken(_ response: HTTPResponse) -> Bool {
+        switch response.status.code {
+        case 401:
+            // A Bearer/DPoP challenge that names another error (insufficient_scope,
+            // invalid_request) is not cured by a new token.
+            for value in response.headerFields[values: .wwwAuthenticate] {
+                guard let challenge = WWWAuthenticate(value), ["bearer", "dpop"].contains(challenge.scheme.lowercased()),
+                    let error = challenge.parameters["error"]
+                else { continue }
+                return error == OAuth2Error.Code.invalidToken.rawValue
+            }
+            return true
+        case 403:
+            return options.retryOnForbidden
+        default:
+            return false
+        }
+    }
+
+    static func authorize(_ request: HTTPRequest, with tokens: TokenSet) throws(OAuth2Error) -> HTTPRequest {
+        guard tokens.tokenType == .bearer else {
+            throw .client(.invalidConfiguration, "The access token is DPoP-bound; this version cannot make DPoP proofs yet.")
+        }
+        var request = request
+        request.headerFields[.authorization] = "Bearer " + tokens.accessToken
+        return request
+    }
+
+    /// A token goes over HTTPS, or plain HTTP to a loopback host only.
+    static func checkDestination(_ request: HTTPRequest) throws(OAuth2Error) {
+        let scheme = request.scheme?.lowercased()
+        if scheme == "https" { return }
+        if scheme == "http", let authority = request.authority, EndpointPolicy.isLoopback(host: host(of: authority)) { return }
+        throw .client(.insecureEndpoint, "An access token is sent over HTTPS only (plain HTTP only to a loopback host).")
+    }
+
+    private static func host(of authority: String) -> String {
+        var text = Substring(authority)
+        if let at = text.lastIndex(of: "@") { text = text[text.index(after: at)...] }
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") { return String(text[...close]) }
+        if let colon = text.lastIndex(of: ":") { return String(text[..<colon]) }
+        return String(text)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A change of a ``Session``'s tokens, for an app that reacts to refreshes and sign-outs
+/// (update a UI, re-open a connection, show the sign-in screen).
+///
+/// ```swift
+/// for await event in session.events() {
+///     switch event {
+///     case .signedOut(let error): showSignIn(reason: error)
+///     default: break
+///     }
+/// }
+/// ```
+public enum SessionEvent: Sendable, CustomStringConvertible {
+    /// The session has new tokens from a sign-in (``Session/signIn(_:)``).
+    case signedIn(TokenSet)
+    /// The session's tokens were renewed: by this session, or by another session or
+    /// process sharing the store (then they were read from the store).
+    case refreshed(TokenSet)
+    /// Renewing failed and every token was kept: a network failure, a 5xx, a 429
+    /// (``OAuth2Error/retryAfter`` says when to try again), or another error that is not a
+    /// refused grant.
+    case refreshFailed(OAuth2Error)
+    /// The session has no tokens any more: `nil` after ``Session/signOut(_:endSession:progress:)``
+    /// removed them, else the error that ended the grant (``OAuth2Error/Code/signInRequired``).
+    case signedOut(OAuth2Error?)
+
+    /// The event's kind, the tokens redacted.
+    public var description: String {
+        switch self {
+        case .signedIn(let tokens): "signedIn(\(tokens))"
+        case .refreshed(let tokens): "refreshed(\(tokens))"
+        case .refreshFailed(let error): "refreshFailed(\(error))"
+        case .signedOut(let error): "signedOut(\(error.map(String.init(describing:)) ?? "by the app"))"
+        }
+    }
+}
+
+/// Hands every event to every current subscriber, in order. Each ``subscribe()`` makes a
+/// new stream; a stream's end (its consumer stops iterating) unsubscribes it.
+final class EventBroadcaster: @unchecked Sendable {
+    private let lock = NSLock()
+    private var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
+    private var nextID: UInt64 = 0
+
+    func subscribe() -> AsyncStream<SessionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
+        let id = lock.withLock {
+            nextID += 1
+            subscribers[nextID] = continuation
+            return nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func emit(_ event: SessionEvent) {
+        // Yield under the lock so that events reach every subscriber in the order emitted.
+        lock.withLock {
+            for continuation in subscribers.values { continuation.yield(event) }
+        }
+    }
+
+    func finish() {
+        let all = lock.withLock {
+            let all = subscribers.values
+            subscribers = [:]
+            return all
+        }
+        for continuation in all { continuation.finish() }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+extension Session {
+    /// How a ``Session`` keeps its tokens fresh and answers a refused token.
+    public struct Options: Sendable {
+        /// How long before its expiry an access token is renewed. Default 60 s.
+        ///
+        /// For a token that lives less than twice as long, half its lifetime is used instead,
+        /// so that a short-lived token is not renewed on every call.
+        public var leeway: TimeInterval
+        /// How the session gets new tokens. Default ``Renewal/refreshToken``.
+        public var renewal: Renewal
+        /// Also renew the token and retry once when a resource server answers 403
+        /// (as p2/OAuth2 does). Default `false`: only a 401 does that.
+        public var retryOnForbidden: Bool
+
+        /// Creates options.
+        public init(leeway: TimeInterval = 60, renewal: Renewal = .refreshToken, retryOnForbidden: Bool = false) {
+            self.leeway = leeway
+            self.renewal = renewal
+            self.retryOnForbidden = retryOnForbidden
+        }
+    }
+
+    /// How a ``Session`` gets new tokens when its access token expires or is refused.
+    public enum Renewal: Sendable, Hashable {
+        /// Present the refresh token (RFC 6749 §6). Without one, or when the server refuses
+        /// it, the user has to sign in again.
+        case refreshToken
+        /// Ask for a new token with the client's own credentials (RFC 6749 §4.4): a service
+        /// account's session never needs a sign-in. `nil` scopes means the configuration's.
+        case clientCredentials(scopes: [String]? = nil)
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+/// What ``Session/signOut(_:endSession:progress:)`` does. The steps run in this order
+/// (OktaOidc's): revoke the access token, revoke the refresh token, build the end-session
+/// request, remove the tokens — the last only when no revocation failed, so that a failed
+/// sign-out can be tried again with the tokens it needs.
+public struct SignOutOptions: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The option bits.
+    public let rawValue: Int
+    /// Creates options from their bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Revoke the access token (RFC 7009).
+    public static let revokeAccessToken = SignOutOptions(rawValue: 1 << 0)
+    /// Revoke the refresh token (RFC 7009); skipped when there is none.
+    public static let revokeRefreshToken = SignOutOptions(rawValue: 1 << 1)
+    /// Build the RP-initiated logout request (OpenID Connect) for the front end to open.
+    public static let endSession = SignOutOptions(rawValue: 1 << 2)
+    /// Remove the tokens from the store and from the session.
+    public static let removeFromStore = SignOutOptions(rawValue: 1 << 3)
+
+    /// Every step.
+    public static let all: SignOutOptions = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
+    /// Revoke both tokens and remove them; no end-session request.
+    public static let revokeAndRemove: SignOutOptions = [.revokeAccessToken, .revokeRefreshToken, .removeFromStore]
+
+    /// The steps, in the order they run.
+    static let ordered: [SignOutOptions] = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
+
+    /// The steps' names, in the order they run.
+    public var description: String {
+        let names: [(SignOutOptions, String)] = [
+            (.revokeAccessToken, "revokeAccessToken"), (.revokeRefreshToken, "revokeRefreshToken"),
+            (.endSession, "endSession"), (.removeFromStore, "removeFromStore"),
+        ]
+        return "[" + names.filter { contains($0.0) }.map(\.1).joined(separator: ", ") + "]"
+    }
+}
+
+/// One step of a sign-out, as it happens.
+public struct SignOutProgress: Sendable, CustomStringConvertible {
+    /// What became of a step.
+    public enum Outcome: Sendable {
+        /// The step is starting.
+        case started
+        /// The step succeeded.
+        case succeeded
+        /// The step had nothing to do (no refresh token to revoke, no tokens at all).
+        case skipped
+        /// The step failed, or was not done because an earlier one failed.
+        case failed(any Error)
+    }
+
+    /// The step: exactly one of the ``SignOutOptions``.
+    public var step: SignOutOptions
+    /// What became of it.
+    public var outcome: Outcome
+
+    /// `step: outcome`.
+    public var description: String { "\(step): \(outcome)" }
+}
+
+/// What a sign-out did.
+public struct SignOutResult: Sendable {
+    /// The steps that failed, or were not done because an earlier one failed; empty when
+    /// the sign-out succeeded.
+    public var failed: SignOutOptions
+    /// Why each failed step failed, keyed by the step.
+    public var errors: [SignOutOptions: any Error]
+    /// The logout request for the front end to open, when ``SignOutOptions/endSession`` was
+    /// asked for and succeeded.
+    public var endSessionRequest: EndSessionRequest?
+
+    /// `true` when every step asked for succeeded (or had nothing to do).
+    public var succeeded: Bool { failed.isEmpty }
+}
+
+extension Session {
+    /// Signs out: runs the steps of `options` in order, reporting each to `progress`, and
+    /// says which failed. It never throws: every failure is in the result.
+    ///
+    /// The steps run under the store's exclusive lock, on the newest tokens (those in the
+    /// store when another process renewed them). When a revocation fails the tokens are not
+    /// removed (the result lists ``SignOutOptions/removeFromStore`` as failed too), so the
+    /// sign-out can be tried again. After a removal the session has no tokens and reports
+    /// ``SessionEvent/signedOut(_:)`` with `nil`.
+    ///
+    /// - Parameters:
+    ///   - options: the steps; ``SignOutOptions/all`` by default.
+    ///   - endSession: the end-session request's options; the ID token is added as
+    ///     `id_token_hint` unless given.
+    ///   - progress: called as each step starts and ends.
+    public func signOut(
+        _ options: SignOutOptions = .all,
+        endSession: EndSessionOptions = EndSessionOptions(),
+        progress: (@Sendable (SignOutProgress) -> Void)? = nil
+    ) async -> SignOutResult {
+        let batch = SignOutBatch(
+            key: key, client: client, store: store, memory: state.snapshot?.tokens,
+            options: options, endSession: endSession, progress: progress)
+        let result: SignOutBatch.Outcome
+        do {
+            result = try await store.withExclusiveAccess(to: key) { try await batch.run() }
+        } catch {
+            // The lock or the first read failed: no step ran.
+            var errors: [SignOutOptions: any Error] = [:]
+            for step in SignOutOptions.ordered where options.contains(step) {
+                errors[step] = error
+                progress?(SignOutProgress(step: step, outcome: .failed(error)))
+            }
+            return SignOutResult(failed: options, errors: errors, endSessionRequest: nil)
+        }
+        if result.removed { replaceTokens(nil, event: .signedOut(nil)) }
+        return result.result
+    }
+}
+
+/// The sign-out steps, run inside the store's lock.
+struct SignOutBatch: Sendable {
+    struct Outcome: Sendable {
+        var result: SignOutResult
+        var removed: Bool
+    }
+
+    let key: SessionKey
+    let client: OAuth2Client
+    let store: any TokenStore
+    let memory: TokenSet?
+    let options: SignOutOptions
+    let endSession: EndSessionOptions
+    let progress: (@Sendable (SignOutProgress) -> Void)?
+
+    func run() async throws -> Outcome {
+        let stored = try await store.load(key)
+        let tokens = Renewer.newest(stored?.tokens, memory)
+        var result = SignOutResult(failed: [], errors: [:], endSessionRequest: nil)
+        var removed = false
+
+        for step in SignOutOptions.ordered where options.contains(step) {
+            progress?(SignOutProgress(step: step, outcome: .started))
+            let outcome: SignOutProgress.Outcome
+            do {
+                switch step {
+                case .revokeAccessToken:
+                    if let token = tokens?.accessToken {
+                        try await client.revoke(token, hint: .accessToken)
+                        outcome = .succeeded
+                    } else {
+                        outcome = .skipped
+                    }
+                case .revokeRefreshToken:
+                    if let token = tokens?.refreshToken {
+                        try await client.revoke(token, hint: .refreshToken)
+                        outcome = .succeeded
+                    } else {
+                        outcome = .skipped
+                    }
+                case .endSession:
+                    var endSessionOptions = endSession
+                    if endSessionOptions.idTokenHint == nil { endSessionOptions.idTokenHint = tokens?.idToken }
+                    result.endSessionRequest = try client.endSessionRequest(endSessionOptions)
+                    outcome = .succeeded
+                default:  // .removeFromStore
+                    let revocations: SignOutOptions = [.revokeAccessToken, .revokeRefreshToken]
+                    if let failure = SignOutOptions.ordered.first(where: { revocations.contains($0) && result.failed.contains($0) }) {
+                        let cause = result.errors[failure]
+                        throw OAuth2Error(
+                            (cause as? OAuth2Error)?.code ?? .invalidRequest, source: .client,
+                            message: "The tokens were kept because \(failure) failed; sign out again to retry.",
+                            underlyingError: cause)
+                    }
+                    try await store.remove(key)
+                    removed = true
+                    outcome = tokens == nil ? .skipped : .succeeded
+                }
+            } catch {
+                result.failed.insert(step)
+                result.errors[step] = error
+                outcome = .failed(error)
+            }
+            progress?(SignOutProgress(step: step, outcome: outcome))
+        }
+        return Outcome(result: result, removed: removed)
+    }
+}

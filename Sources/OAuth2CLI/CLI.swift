@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import OAuth2
+
+/// The root command.
+struct OAuth2Command: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "oauth2",
+        abstract: "An OAuth 2.0 and OpenID Connect client: sign in, get tokens, call APIs.",
+        discussion: """
+            Global options (--profile, --config-dir, --store, --json, -v) go before or after the command.
+            Exit codes: 0 success, 1 refused, 2 usage, 3 transient failure, 4 cancelled or timed out, 5 sign in again.
+            """,
+        subcommands: [
+            DiscoverCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
+            IntrospectCommand.self, RevokeCommand.self, StatusCommand.self, DecodeCommand.self,
+        ]
+    )
+}
+
+/// Runs the tool: parses, runs the command under a Ctrl-C handler, maps every outcome to
+/// an exit status and prints errors on stderr.
+enum CLI {
+    static func run(_ arguments: [String]) async -> ExitStatus {
+        let command: any ParsableCommand
+        do {
+            command = try OAuth2Command.parseAsRoot(arguments)
+        } catch {
+            let code = OAuth2Command.exitCode(for: error)
+            let message = OAuth2Command.fullMessage(for: error)
+            if code == .success {
+                print(message)
+                return .success
+            }
+            Output.error(message)
+            return .usage
+        }
+        guard var asyncCommand = command as? any AsyncParsableCommand else {
+            var command = command
+            do { try command.run() } catch { return report(error) }
+            return .success
+        }
+        let task = Task { () async throws -> Void in try await asyncCommand.run() }
+        let interrupt = Interrupt.onSIGINT { task.cancel() }
+        defer { interrupt.cancel() }
+        do {
+            try await task.value
+            return .success
+        } catch {
+            return report(error)
+        }
+    }
+
+    /// Prints the error (never a secret: errors carry none) and returns its status.
+    static func report(_ error: any Error) -> ExitStatus {
+        let status = ExitStatus(error)
+        if let exit = error as? ExitCode {
+            return ExitStatus(rawValue: exit.rawValue) ?? .refused
+        }
+        Output.error("oauth2: \(ExitStatus.describe(error))")
+        return status
+    }
+}
+
+/// Cancels work on Ctrl-C.
+final class Interrupt: @unchecked Sendable {
+    private let source: any DispatchSourceSignal
+
+    private init(_ handler: @escaping @Sendable () -> Void) {
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler(handler: handler)
+        source.resume()
+    }
+
+    static func onSIGINT(_ handler: @escaping @Sendable () -> Void) -> Interrupt { Interrupt(handler) }
+
+    func cancel() {
+        source.cancel()
+        signal(SIGINT, SIG_DFL)
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import Foundation
+import OAuth2
+
+struct DiscoverCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "discover", abstract: "Fetch and validate an issuer's metadata, and print it.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The issuer URL.") var issuer: String
+
+    func run() async throws {
+        guard let url = URL(string: issuer), url.scheme != nil else { throw CLIError.usage("\(issuer) is not an absolute URL.") }
+        let context = Context(global)
+        let client = try await OAuth2Client.discover(
+            issuer: url, configuration: ClientConfiguration(clientID: "oauth2-cli"), logger: context.logger, cache: MetadataCache())
+        let fields = client.metadata.fields
+        if global.json {
+            Output.json(.object(fields))
+        } else {
+            for name in fields.keys.sorted() {
+                let value = fields[name]!
+                Output.result("\(name): \(value.stringValue ?? value.description)")
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import OAuth2
+
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a valid access token (refreshing first when needed); safe to run from many processes at once.",
+        discussion: """
+            With --grant client_credentials or --grant password, make and save a machine profile first:
+              oauth2 token --grant client_credentials --issuer URL --client-id ID --client-secret S [--scope S]
+              oauth2 token --grant password --issuer URL --client-id ID [--client-secret S] --username U --password-stdin
+            """)
+
+    enum MachineGrant: String, ExpressibleByArgument { case clientCredentials = "client_credentials", password }
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .customLong("force-refresh"), help: "Refresh even if the token is still valid.") var forceRefresh = false
+    @Option(help: "Make a machine profile with this grant: client_credentials or password.") var grant: MachineGrant?
+    @Option(help: "The issuer (with --grant).") var issuer: String?
+    @Option(name: .customLong("token-endpoint"), help: "The token endpoint, for servers without discovery.") var tokenEndpoint: String?
+    @Option(name: .customLong("client-id")) var clientID: String?
+    @Option(name: .customLong("client-secret")) var clientSecret: String?
+    @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
+    @Option(name: .customLong("auth-method"), help: "client_secret_basic, client_secret_post or none.") var authMethod: String?
+    @Option(help: "Space-separated scopes.") var scope: String?
+    @Option(help: "The user name (--grant password).") var username: String?
+    @Flag(name: .customLong("password-stdin"), help: "Read the password from stdin (--grant password).") var passwordStdin = false
+
+    func validate() throws {
+        if grant == nil {
+            let machineOnly: [(String, Bool)] = [
+                ("--issuer", issuer != nil), ("--client-id", clientID != nil), ("--client-secret", clientSecret != nil),
+                ("--username", username != nil), ("--password-stdin", passwordStdin), ("--token-endpoint", tokenEndpoint != nil),
+            ]
+            if let (name, _) = machineOnly.first(where: \.1) { throw ValidationError("\(name) goes with --grant.") }
+            return
+        }
+        guard issuer != nil || tokenEndpoint != nil else { throw ValidationError("--grant needs --issuer (or --token-endpoint).") }
+        guard clientID != nil else { throw ValidationError("--grant needs --client-id.") }
+        if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
+        if grant == .clientCredentials, clientSecret == nil, clientSecretFile == nil {
+            throw ValidationError("--grant client_credentials needs --client-secret or --client-secret-file.")
+        }
+        if grant == .password, username == nil || !passwordStdin {
+            throw ValidationError("--grant password needs --username and --password-stdin.")
+        }
+    }
+
+    func run() async throws {
+        let context = Context(global)
+        if let grant {
+            try await machineSignIn(grant, context: context)
+            return
+        }
+        let (_, session) = try await context.session()
+        let token = forceRefresh ? try await session.refresh().accessToken : try await session.freshAccessToken()
+        Output.result(token)
+    }
+
+    private func machineSignIn(_ grant: MachineGrant, context: Context) async throws {
+        let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
+        let scopes = scope.map { $0.split(separator: " ").map(String.init) } ?? []
+        let profile = Profile(
+            issuer: issuer, tokenEndpoint: tokenEndpoint, clientID: clientID!, authMethod: authMethod, scopes: scopes,
+            clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+            grant: grant.rawValue, store: await context.storeKind(for: nil))
+        let client = try await context.client(for: profile, secret: secret)
+        let tokens: TokenSet
+        switch grant {
+        case .clientCredentials:
+            tokens = try await client.clientCredentials(scopes: scopes)
+        case .password:
+            let password = readLine(strippingNewline: true) ?? ""
+            guard !password.isEmpty else { throw CLIError.usage("--password-stdin read an empty password.") }
+            tokens = try await client.password(username: username!, password: password, scopes: scopes)
+        }
+        try await context.saveSignIn(profile: profile, client: client, tokens: tokens, secret: secret)
+        Output.result(tokens.accessToken)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import OAuth2
+import OAuth2SecretService
+
+/// What a command needs: the profile, its store, a client and a session.
+struct Context {
+    let global: GlobalOptions
+    let logger: Logger
+
+    init(_ global: GlobalOptions) {
+        self.global = global
+        logger = global.logger
+    }
+
+    var profileName: String { global.profileName }
+    var profiles: ProfileStore { ProfileStore(configDirectory: global.configDirectory) }
+
+    /// The profile; a missing one means "sign in first" (exit 5).
+    func requireProfile() throws -> Profile {
+        guard let profile = try profiles.load(profileName) else {
+            throw CLIError.signInAgain("No stored sign-in for profile \"\(profileName)\": run `oauth2 login` (or `oauth2 token --grant …`).")
+        }
+        return profile
+    }
+
+    /// The store to use: `--store`, else the profile's, else the keyring when a Secret
+    /// Service answers, else the file store.
+    func storeKind(for profile: Profile?) async -> StoreKind {
+        if let kind = global.store { return kind }
+        if let profile { return profile.store }
+        return await SecretServiceTokenStore.isAvailable() ? .keyring : .file
+    }
+
+    /// Opens a store.
+    func tokenStore(_ kind: StoreKind) throws -> any TokenStore {
+        switch kind {
+        case .keyring: return SecretServiceTokenStore()
+        case .file: return try FileTokenStore(directory: global.configDirectory.appendingPathComponent("tokens"))
+        case .memory: return Self.memory
+        }
+    }
+
+    private static let memory = MemoryTokenStore()
+
+    /// The key the profile's tokens are stored under (the same as ``Session/key(for:account:)``).
+    func sessionKey(for profile: Profile) -> SessionKey {
+        SessionKey(issuer: profile.issuer ?? profile.tokenEndpoint ?? "", clientID: profile.clientID, account: profileName)
+    }
+
+    /// The client secret: from the profile's secret file, else from the store.
+    func clientSecret(for profile: Profile, store: any TokenStore) async throws -> String? {
+        if let file = profile.clientSecretFile { return try Self.readSecret(file: file) }
+        return try await store.load(sessionKey(for: profile))?.clientSecret
+    }
+
+    static func readSecret(file: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw CLIError.usage("The client secret file \(file) cannot be read.")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A client for the profile's server.
+    func client(for profile: Profile, secret: String?) async throws -> OAuth2Client {
+        var configuration = ClientConfiguration(
+            clientID: profile.clientID, clientSecret: secret,
+            authenticationMethod: profile.authMethod.map(ClientAuthenticationMethod.init(rawValue:)),
+            redirectURI: profile.redirectURI.flatMap(URL.init(string:)), scopes: profile.scopes)
+        if !profile.parameters.isEmpty { configuration.additionalParameters[.authorization] = profile.parameters }
+        if let issuer = profile.issuer {
+            guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL.") }
+            return try await OAuth2Client.discover(issuer: url, configuration: configuration, logger: logger)
+        }
+        let metadata = ServerMetadata(
+            authorizationEndpoint: profile.authorizationEndpoint.flatMap(URL.init(string:)),
+            tokenEndpoint: profile.tokenEndpoint.flatMap(URL.init(string:)))
+        return try OAuth2Client(metadata: metadata, configuration: configuration, logger: logger)
+    }
+
+    /// Session options for the profile's grant: client-credentials profiles re-request a
+    /// token instead of refreshing.
+    static func sessionOptions(for profile: Profile) -> Session.Options {
+        profile.grant == "client_credentials"
+            ? Session.Options(renewal: .clientCredentials(scopes: profile.scopes)) : Session.Options()
+    }
+
+    /// The signed-in session of the profile.
+    func session() async throws -> (Profile, Session) {
+        let profile = try requireProfile()
+        let store = try tokenStore(await storeKind(for: profile))
+        let client = try await client(for: profile, secret: try await clientSecret(for: profile, store: store))
+        guard let session = try await Session.restore(client: client, store: store, account: profileName, options: Self.sessionOptions(for: profile)) else {
+            throw CLIError.signInAgain("Profile \"\(profileName)\" has no stored tokens: run `oauth2 login`.")
+        }
+        return (profile, session)
+    }
+
+    /// Saves a sign-in: the tokens (through a session, so that the store's lock is taken),
+    /// the client secret when it came from the command line, then the profile.
+    func saveSignIn(profile: Profile, client: OAuth2Client, tokens: TokenSet, secret: String?) async throws {
+        let store = try tokenStore(profile.store)
+        _ = try await Session(client: client, tokens: tokens, store: store, account: profileName, options: Self.sessionOptions(for: profile))
+        let key = sessionKey(for: profile)
+        if var record = try await store.load(key) {
+            record.subject = tokens.idTokenClaims?.subject
+            record.clientSecret = profile.clientSecretFile == nil ? secret : nil
+            try await store.save(record)
+        }
+        try profiles.save(profile, as: profileName)
+    }
+}

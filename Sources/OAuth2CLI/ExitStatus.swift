@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import OAuth2
+
+/// The tool's exit codes (README: "Exit codes").
+enum ExitStatus: Int32 {
+    /// Success.
+    case success = 0
+    /// The server refused (an OAuth error), a validation failed, or `request` ended with a 4xx.
+    case refused = 1
+    /// A usage error.
+    case usage = 2
+    /// Network failure, timeout, HTTP 5xx or 429.
+    case transient = 3
+    /// Ctrl-C, or the sign-in wait ran out.
+    case cancelled = 4
+    /// No stored sign-in, or the refresh token was refused.
+    case signInAgain = 5
+
+    init(_ error: any Error) {
+        switch error {
+        case let error as CLIError: self = error.status
+        case let error as OAuth2Error:
+            if error.code == .signInRequired {
+                self = .signInAgain
+            } else if error.code == .cancelled {
+                self = .cancelled
+            } else if error.isTransient || error.source == .transport {
+                self = .transient
+            } else {
+                self = .refused
+            }
+        case is CancellationError: self = .cancelled
+        case is ValidationError: self = .usage
+        default: self = .refused
+        }
+    }
+
+    /// A one-line description of an error for stderr.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as CLIError: return error.message
+        case let error as OAuth2Error: return error.description
+        case is CancellationError: return "cancelled"
+        default: return String(describing: error)
+        }
+    }
+}
+
+/// An error of the tool itself, with its exit status.
+struct CLIError: Error, CustomStringConvertible {
+    var status: ExitStatus
+    var message: String
+
+    init(_ status: ExitStatus, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    var description: String { message }
+
+    static func usage(_ message: String) -> CLIError { CLIError(.usage, message) }
+    static func signInAgain(_ message: String) -> CLIError { CLIError(.signInAgain, message) }
+}
+
+/// Where output goes: results on stdout, everything else on stderr.
+enum Output {
+    /// A result line on stdout.
+    static func result(_ text: String) {
+        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    /// Raw bytes on stdout (a response body).
+    static func raw(_ data: Data) { FileHandle.standardOutput.write(data) }
+
+    /// Progress, steps and prompts on stderr.
+    static func step(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+
+    /// An error on stderr.
+    static func error(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+
+    /// A JSON document on stdout, keys sorted.
+    static func json(_ value: JSONValue) { result(pretty(value)) }
+
+    static func pretty(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? value.description
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import OAuth2
+
+/// What a profile saves (README: "What a profile saves"): how to reach the server and who
+/// the client is — never a token, a client secret or a password.
+struct Profile: Codable, Equatable {
+    /// The issuer, when the server has discovery.
+    var issuer: String?
+    /// The endpoints, for servers without discovery.
+    var authorizationEndpoint: String?
+    var tokenEndpoint: String?
+    var clientID: String
+    var authMethod: String?
+    var scopes: [String]
+    var redirectURI: String?
+    /// A file holding the client secret (the secret itself goes into the token store).
+    var clientSecretFile: String?
+    /// How the tokens were obtained: `authorization_code`, `device`, `client_credentials`, `password`.
+    var grant: String
+    /// Extra authorization parameters (`--param`), prompt and login hint.
+    var parameters: [String: String]
+    var prompt: String?
+    var loginHint: String?
+    /// The store chosen at login.
+    var store: StoreKind
+    /// Options of later features, kept as given (DPoP, PAR, private key file…).
+    var options: [String: String]
+
+    init(
+        issuer: String?, authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, clientID: String,
+        authMethod: String? = nil, scopes: [String], redirectURI: String? = nil, clientSecretFile: String? = nil,
+        grant: String, parameters: [String: String] = [:], prompt: String? = nil, loginHint: String? = nil,
+        store: StoreKind, options: [String: String] = [:]
+    ) {
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.clientID = clientID
+        self.authMethod = authMethod
+        self.scopes = scopes
+        self.redirectURI = redirectURI
+        self.clientSecretFile = clientSecretFile
+        self.grant = grant
+        self.parameters = parameters
+        self.prompt = prompt
+        self.loginHint = loginHint
+        self.store = store
+        self.options = options
+    }
+}
+
+/// Profiles as JSON files in `<config-dir>/profiles/<name>.json` (directory 0700, files 0600).
+struct ProfileStore {
+    let directory: URL
+
+    init(configDirectory: URL) {
+        directory = configDirectory.appendingPathComponent("profiles")
+    }
+
+    static func validate(name: String) throws {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "._-"))
+        guard !name.isEmpty, name.count <= 64, !name.hasPrefix("."), name.unicodeScalars.allSatisfy(allowed.contains) else {
+            throw CLIError.usage("A profile name is letters, digits, '.', '_' and '-' (got \"\(name)\").")
+        }
+    }
+
+    func url(for name: String) -> URL { directory.appendingPathComponent(name + ".json") }
+
+    func load(_ name: String) throws -> Profile? {
+        try Self.validate(name: name)
+        let url = url(for: name)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        do {
+            return try JSONDecoder().decode(Profile.self, from: Data(contentsOf: url))
+        } catch {
+            throw CLIError(.refused, "The profile file \(url.path) cannot be read: \(error.localizedDescription)")
+        }
+    }
+
+    func save(_ profile: Profile, as name: String) throws {
+        try Self.validate(name: name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let url = url(for: name)
+        try encoder.encode(profile).write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    }
+
+    func remove(_ name: String) throws {
+        try Self.validate(name: name)
+        try? FileManager.default.removeItem(at: url(for: name))
+    }
+
+    func names() -> [String] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import OAuth2
+import Testing
+
+extension Integration.Sessions {
+    /// Eight processes share one FileTokenStore whose access token has expired, and are
+    /// released together: between them they make one refresh at django-oauth-toolkit, which
+    /// rotates refresh tokens — so a second refresh with the old one would fail, and a lost
+    /// new one would end the session.
+    @Test func eightProcessesSharingAFileStoreMakeOneRefresh() async throws {
+        let server = Server.dot
+        let client = try await server.client(server.passwordClient())
+        let original = try await client.password(username: Server.username, password: Server.password)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("session-8-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileTokenStore(directory: directory.appendingPathComponent("store"))
+        let key = Session.key(for: client, account: "parallel")
+        var expired = original
+        expired.expiresAt = Date().addingTimeInterval(-60)
+        try await store.save(StoredSession(key: key, tokens: expired))
+        let barrier = directory.appendingPathComponent("go")
+        // The workers take the discovered metadata from a file: the server sees only their refreshes.
+        let metadata = directory.appendingPathComponent("metadata.json")
+        try JSONEncoder().encode(client.metadata).write(to: metadata)
+
+        let workers = try (0..<8).map { _ in
+            try RunningWorker.start(["session-refresh", store.directory.path, key.account, metadata.path, barrier.path])
+        }
+        defer { for worker in workers { worker.terminate() } }
+        for worker in workers { try await worker.waitForLine("ready", timeout: .seconds(60)) }
+        #expect(FileManager.default.createFile(atPath: barrier.path, contents: Data()))
+        var refreshes: [Int] = []
+        var tokens: Set<String> = []
+        for worker in workers {
+            let status = try await worker.waitForExit(timeout: .seconds(60))
+            #expect(status == 0, "a worker failed: \(worker.errorOutput)")
+            let lines = worker.lines
+            refreshes += lines.compactMap { $0.hasPrefix("refreshes ") ? Int($0.dropFirst("refreshes ".count)) : nil }
+            tokens.formUnion(lines.compactMap { $0.hasPrefix("token ") ? String($0.dropFirst("token ".count)) : nil })
+        }
+        #expect(refreshes.count == 8, "every worker reported")
+        #expect(refreshes.reduce(0, +) == 1, "one refresh between the eight processes")
+        #expect(tokens.count == 1, "all eight got the same access token")
+        #expect(!tokens.contains(original.accessToken))
+
+        let stored = try #require(try await store.load(key))
+        #expect(tokens == [stored.tokens.accessToken])
+        #expect(stored.tokens.refreshToken != original.refreshToken, "the rotated refresh token is saved")
+        await #expect(throws: OAuth2Error.self, "the original refresh token is dead") { try await client.refresh(original) }
+        let again = try await client.refresh(stored.tokens)
+        #expect(!again.accessToken.isEmpty, "the stored refresh token works")
+    }
+}
+
+/// A running `OAuth2TestWorker` (built with the tests) whose standard output is read line
+/// by line while it runs, for tests that talk to it (wait for "ready", then release it).
+final class RunningWorker: @unchecked Sendable {
+    private let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var errorBuffer = Data()
+
+    /// The worker executable, next to the test bundle in the build folder.
+    static var executable: URL {
+        var directory = Bundle.main.bundleURL
+        while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("OAuth2TestWorker").path),
+            directory.pathComponents.count > 1
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("OAuth2TestWorker")
+    }
+
+    static func start(_ arguments: [String]) throws -> RunningWorker {
+        let worker = RunningWorker()
+        worker.process.executableURL = executable
+        worker.process.arguments = arguments
+        worker.process.standardOutput = worker.output
+        worker.process.standardError = worker.errors
+        worker.output.fileHandleForReading.readabilityHandler = { [weak worker] handle in
+            let data = handle.availableData
+            worker?.lock.withLock { worker?.buffer.append(data) }
+        }
+        worker.errors.fileHandleForReading.readabilityHandler = { [weak worker] handle in
+            let data = handle.availableData
+            worker?.lock.withLock { worker?.errorBuffer.append(data) }
+        }
+        try worker.process.run()
+        return worker
+    }
+
+    var lines: [String] {
+        lock.withLock { String(decoding: buffer, as: UTF8.self) }.split(separator: "\n").map(String.init)
+    }
+
+    var errorOutput: String { lock.withLock { String(decoding: errorBuffer, as: UTF8.self) } }
+
+    func waitForLine(_ line: String, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !lines.contains(line) {
+            guard ContinuousClock.now < deadline, process.isRunning || lines.contains(line) else {
+                Issue.record("the worker did not print \(line): \(errorOutput)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func waitForExit(timeout: Duration) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the worker did not finish")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(20))  // the last output
+        return process.terminationStatus
+    }
+
+    func terminate() {
+        if process.isRunning { process.terminate() }
+        output.fileHandleForReading.readabilityHandler = nil
+        errors.fileHandleForReading.readabilityHandler = nil
+    }
+}
