@@ -135,28 +135,30 @@ extension Integration {
         @Test func aRestartedProcessKeepsItsBoundTokensWorking() async throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-dpop-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
-            let store = try FileTokenStore(directory: directory)
             var configuration = server.passwordClient()
+            configuration.scopes = ["openid", "read"]
             configuration.dpop = DPoPOptions(key: try DPoPKey.generate())
             let first = try await server.client(configuration)
             let tokens = try await first.password(username: Server.username, password: Server.password)
-            var record = StoredSession(key: SessionKey(issuer: server.issuer.absoluteString, clientID: configuration.clientID), tokens: tokens)
-            record.setDPoPKey(configuration.dpop?.key)
-            try await store.save(record)
+            let session = try await Session(client: first, tokens: tokens, store: try FileTokenStore(directory: directory))
+            let userInfo = try #require(first.metadata.userInfoEndpoint)
+            #expect(try await session.perform(HTTPRequest(method: .get, url: userInfo)).0.status.code == 200)
 
-            // "Later": a new client, which would make a new key of its own.
+            // "Later", in another process: a new client, which made a key of its own, and the
+            // same store. The stored key comes back with the tokens.
             configuration.dpop = DPoPOptions(key: try DPoPKey.generate())
             let second = try await server.client(configuration)
-            let loaded = try #require(try await store.load(record.key))
-            let stored = try #require(try loaded.dpopKey())
-            #expect(stored.thumbprint == loaded.tokens.accessTokenKeyThumbprint)
-            let restored = second.withDPoP(DPoPOptions(key: stored))
-            let refreshed = try await restored.refresh(loaded.tokens)
-            #expect(refreshed.accessTokenKeyThumbprint == stored.thumbprint)
-            let introspection = try await restored.introspect(refreshed.accessToken)
-            #expect(introspection.active)
+            let restored = try #require(try await Session.restore(client: second, store: try FileTokenStore(directory: directory)))
+            let stored = try #require(restored.client.configuration.dpop?.key)
+            #expect(stored.thumbprint == tokens.accessTokenKeyThumbprint)
+            let (answer, body) = try await restored.perform(HTTPRequest(method: .get, url: userInfo))
+            #expect(answer.status.code == 200)
+            #expect(String(decoding: body, as: UTF8.self).contains(try #require(tokens.idTokenClaims?.subject)))
+            let refreshed = try await restored.refresh()
+            #expect(refreshed.accessTokenKeyThumbprint == stored.thumbprint, "renewed with the stored key")
+            #expect(try await restored.perform(HTTPRequest(method: .get, url: userInfo)).0.status.code == 200)
             await #expect(throws: OAuth2Error.self, "the new process's own key does not fit the stored tokens") {
-                _ = try await second.refresh(loaded.tokens)
+                _ = try await second.refresh(refreshed)
             }
         }
     }
