@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "OAuth2", targets: ["OAuth2"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
+        .library(name: "OAuth2Loopback", targets: ["OAuth2Loopback"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
     ],
@@ -57,11 +58,24 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "CSecretServiceShim"),
+        // Interactive sign-in for terminals: the loopback redirect listener (SwiftNIO), the
+        // browser launcher, device sign-in with a terminal QR code (libqrencode, loaded at run time).
+        .target(
+            name: "OAuth2Loopback",
+            dependencies: [
+                "OAuth2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The `oauth2` command-line tool.
         .executableTarget(
             name: "OAuth2CLI",
             dependencies: [
-                "OAuth2", "OAuth2SecretService",
+                "OAuth2", "OAuth2SecretService", "OAuth2Loopback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
@@ -117,9 +131,16 @@ let package = Package(
             dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
+        // The loopback listener, browser launcher, QR code and device presenter: real sockets,
+        // real child processes, no outside server.
+        .testTarget(
+            name: "OAuth2LoopbackTests",
+            dependencies: ["OAuth2", "OAuth2Loopback", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OAuth2IntegrationTests",
-            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2TestSupport"],
+            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

@@ -28,6 +28,9 @@ GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
 DOT_DEBS="curl openssl"
 TLS_DEBS="nginx curl openssl"
 KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
+# Not a server: the library the device sign-in's terminal QR code loads at run time (tested by
+# OAuth2LoopbackTests, which scripts/test tells to require it).
+QR_DEBS="libqrencode4"
 
 NAME=${NAME:-test-servers}
 log() { printf '%s: %s\n' "$NAME" "$*" >&2; }

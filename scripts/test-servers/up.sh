@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, the HTTPS front, a
-# private desktop keyring) and writes $STATE/env, the variables the Swift integration tests read:
+# private desktop keyring), installs libqrencode4 for the QR-code tests, and writes $STATE/env,
+# the variables the Swift integration tests read:
 #   . .build/test-servers/env
 # Idempotent: servers already up are left alone (a warm run takes well under a second).
 set -euo pipefail
@@ -12,7 +13,7 @@ t0=$SECONDS
 # The DOT venv (pip) is made while one apt-get run installs every missing Debian package.
 "$TS_DIR/dot.sh" venv & venv_pid=$!
 # shellcheck disable=SC2086  # word lists
-ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $TLS_DEBS $KEYRING_DEBS
+ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS
 wait "$venv_pid" || die "making the DOT venv failed"
 "$TS_DIR/glewlwyd.sh" start
 "$TS_DIR/dot.sh" start

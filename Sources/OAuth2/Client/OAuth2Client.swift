@@ -220,14 +220,19 @@ extension OAuth2Client {
             receivedAt: now(),
             quirks: configuration.quirks
         )
-        // RFC 9449 §5: a server that ignored the proof issued a token anyone holding it can use.
+        try checkBinding(of: tokens, statusCode: response.status.code)
+        return tokens
+    }
+
+    /// RFC 9449 §5: a server that ignored the proof issued a token anyone holding it can
+    /// use; refused unless ``DPoPOptions/allowsBearerTokens``.
+    func checkBinding(of tokens: TokenSet, statusCode: Int) throws(OAuth2Error) {
         if let dpop = configuration.dpop, tokens.tokenType != .dpop, !dpop.allowsBearerTokens {
             throw OAuth2Error(
                 .unboundToken, source: .server,
                 message: "The token endpoint answered a DPoP token request with a \(tokens.tokenType) token; set DPoPOptions.allowsBearerTokens to accept it.",
-                statusCode: response.status.code)
+                statusCode: statusCode)
         }
-        return tokens
     }
 
     /// `client_credentials`: tokens for the client itself.

@@ -232,6 +232,7 @@ extension OAuth2Error {
         "bad_verification_code": .invalidGrant,  // GitHub: a wrong or expired authorization code
         "bad_refresh_token": .invalidGrant,  // GitHub: a dead refresh token
         "incorrect_device_code": .invalidGrant,  // GitHub: an unknown device code
+        "device_not_found": .invalidGrant,  // django-oauth-toolkit: an unknown device code
         "incorrect_client_credentials": .invalidClient,  // GitHub
     ]
 

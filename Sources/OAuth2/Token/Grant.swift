@@ -53,6 +53,16 @@ public struct Grant: Sendable, CustomStringConvertible {
         )
     }
 
+    /// The device code grant (RFC 8628 §3.4): `urn:ietf:params:oauth:grant-type:device_code`
+    /// with the `device_code` of a ``DeviceAuthorization``. One request; to poll until the
+    /// user decides, use ``OAuth2Client/pollDeviceToken(_:progress:)``.
+    public static func deviceCode(_ deviceCode: String) -> Grant {
+        Grant(type: deviceCodeType, parameters: [("device_code", deviceCode)])
+    }
+
+    /// The device code grant's `grant_type` (RFC 8628 §3.4).
+    public static let deviceCodeType = "urn:ietf:params:oauth:grant-type:device_code"
+
     /// An extension grant (RFC 6749 §4.5): a grant type URI and its parameters, e.g. the
     /// JWT bearer grant (RFC 7523) or the device code grant (RFC 8628).
     public static func `extension`(type: String, parameters: [String: String]) -> Grant {

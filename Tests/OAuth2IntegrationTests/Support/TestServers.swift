@@ -90,19 +90,71 @@ enum Server: String, Sendable, CaseIterable, CustomTestStringConvertible {
     /// Drives the browser part of an authorization-code flow as the user would, and returns
     /// the URL the server redirected the browser to.
     func authorize(_ request: AuthorizationRequest, clientID: String, browser: Browser = Browser()) async throws -> URL {
+        try await authorize(url: request.url, scopes: request.scopes, clientID: clientID, browser: browser)
+    }
+
+    /// The same for an authorization URL built elsewhere (a loopback sign-in's).
+    func authorize(url: URL, scopes: [String], clientID: String, browser: Browser = Browser()) async throws -> URL {
+        try await logIn(clientID: clientID, scopes: scopes, browser: browser)
+        switch self {
+        case .glewlwyd: return try await browser.redirect(from: URL(string: url.absoluteString + "&g_continue")!)
+        case .dot: return try await browser.redirect(from: url)
+        }
+    }
+
+    /// Signs the test user in on the server's own pages (and, on Glewlwyd, grants the
+    /// client `scopes`), leaving the session in `browser`'s cookies.
+    func logIn(clientID: String, scopes: [String], browser: Browser) async throws {
         switch self {
         case .glewlwyd:
             let api = baseURL.appendingPathComponent("api")
             try await browser.json(.post, api.appendingPathComponent("auth/"), #"{"username":"\#(Self.username)","password":"\#(Self.password)"}"#)
-            try await browser.json(.put, api.appendingPathComponent("auth/grant/\(clientID)"), #"{"scope":"\#(request.scopes.joined(separator: " "))"}"#)
-            return try await browser.redirect(from: URL(string: request.url.absoluteString + "&g_continue")!)
+            try await browser.json(.put, api.appendingPathComponent("auth/grant/\(clientID)"), #"{"scope":"\#(scopes.joined(separator: " "))"}"#)
         case .dot:
             let login = baseURL.appendingPathComponent("accounts/login/")
             _ = try await browser.get(login)
             let csrf = try #require(browser.cookies["csrftoken"])
             try await browser.form(login, [("csrfmiddlewaretoken", csrf), ("username", Self.username), ("password", Self.password), ("next", "/")])
             #expect(browser.cookies["sessionid"] != nil, "DOT login failed")
-            return try await browser.redirect(from: request.url)
+        }
+    }
+
+    /// The client allowed the device grant: Glewlwyd's public (or confidential) client,
+    /// DOT's `device` client (public; DOT allows one grant type per client).
+    func deviceConfiguration(confidential: Bool = false, scopes: [String] = ["openid", "read"]) -> ClientConfiguration {
+        switch self {
+        case .glewlwyd: return confidential ? self.confidential(scopes: scopes) : publicClient(scopes: scopes)
+        case .dot: return ClientConfiguration(clientID: Self.env("OAUTH2_TEST_DOT_DEVICE_ID", "device"), scopes: scopes)
+        }
+    }
+
+    /// A client for the device flow. DOT's discovery documents omit its device
+    /// authorization endpoint, so it is added to the discovered metadata, as a user would.
+    func deviceClient(_ configuration: ClientConfiguration, transport: TransportKind = .urlSession) async throws -> OAuth2Client {
+        let discovered = try await client(configuration, transport: transport)
+        guard self == .dot else { return discovered }
+        #expect(discovered.metadata.deviceAuthorizationEndpoint == nil, "DOT now publishes its device endpoint: drop this")
+        let metadata = discovered.metadata.filling(
+            from: ServerMetadata(deviceAuthorizationEndpoint: issuer.appendingPathComponent("device-authorization/")))
+        return try OAuth2Client(metadata: metadata, configuration: configuration, transport: transport.transport, logger: discovered.logger)
+    }
+
+    /// The user's side of the device flow: signs in and approves (or denies) `userCode` on
+    /// the server's pages, as the reference recipes do.
+    func decideDevice(userCode: String, clientID: String, scopes: [String], approve: Bool = true, browser: Browser = Browser()) async throws {
+        try await logIn(clientID: clientID, scopes: scopes, browser: browser)
+        switch self {
+        case .glewlwyd:
+            try #require(approve, "Glewlwyd's API has no denial step")
+            var components = URLComponents(url: baseURL.appendingPathComponent("api/oidc/device"), resolvingAgainstBaseURL: false)!
+            components.queryItems = [URLQueryItem(name: "code", value: userCode), URLQueryItem(name: "g_continue", value: nil)]
+            let (response, _) = try await browser.get(components.url!)
+            #expect(response.headerFields[.location]?.contains("prompt=deviceComplete") == true, "Glewlwyd did not complete the device approval")
+        case .dot:
+            let device = issuer.appendingPathComponent("device/")
+            try await browser.form(device, [("csrfmiddlewaretoken", try #require(browser.cookies["csrftoken"])), ("user_code", userCode)])
+            let confirm = issuer.appendingPathComponent("device-confirm/\(clientID)/\(userCode)")
+            try await browser.form(confirm, [("csrfmiddlewaretoken", try #require(browser.cookies["csrftoken"])), ("action", approve ? "accept" : "deny")])
         }
     }
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# A "browser" for `oauth2 login` against Glewlwyd ($BROWSER=this script): signs alice in
+# through Glewlwyd's JSON API, records her consent for the scopes asked, follows the
+# authorization URL, then follows the redirect to the CLI's loopback listener — as a user
+# at a browser would. The cookie jar lives in $OAUTH2_E2E_JAR so a later logout shares it.
+set -euo pipefail
+url=$1
+api=${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}/api
+jar=${OAUTH2_E2E_JAR:?}
+client=$(printf '%s' "$url" | sed -n 's/.*[?&]client_id=\([^&]*\).*/\1/p')
+scope=$(printf '%s' "$url" | sed -n 's/.*[?&]scope=\([^&]*\).*/\1/p' | sed 's/+/ /g; s/%20/ /g')
+case "$url" in
+  *"/end_session"*|*"/logout"*) ;;
+  *)
+    curl -sf -c "$jar" -b "$jar" -o /dev/null -H 'Content-Type: application/json' \
+      -d "{\"username\":\"${OAUTH2_TEST_USER:-alice}\",\"password\":\"${OAUTH2_TEST_PASSWORD:-alice-pw}\"}" "$api/auth/"
+    curl -sf -c "$jar" -b "$jar" -o /dev/null -X PUT -H 'Content-Type: application/json' \
+      -d "{\"scope\":\"$scope\"}" "$api/auth/grant/$client"
+    url="$url&g_continue"
+    ;;
+esac
+location=$(curl -s -c "$jar" -b "$jar" -o /dev/null -w '%{redirect_url}' "$url")
+[ -n "$location" ] || { echo "browser: no redirect from the provider" >&2; exit 1; }
+curl -s -o /dev/null "$location"
