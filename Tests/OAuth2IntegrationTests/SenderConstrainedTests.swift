@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2Loopback
 import Testing
 
 /// DPoP, PAR, JWT client authentication and request objects against Glewlwyd (its
@@ -89,6 +90,20 @@ extension Integration {
             } catch let error as OAuth2Error {
                 #expect(error.code == .invalidDPoPProof)
             }
+        }
+
+        @Test func theDeviceGrantIsBoundToo() async throws {
+            let key = try DPoPKey.generate()
+            var configuration = server.deviceConfiguration()
+            configuration.dpop = DPoPOptions(key: key)
+            let recorder = ProofRecorder()
+            let client = try await server.client(configuration, interceptors: [recorder])
+            let authorization = try await client.startDeviceAuthorization()
+            try await server.decideDevice(userCode: authorization.userCode, clientID: configuration.clientID, scopes: configuration.scopes)
+            let tokens = try await client.pollDeviceToken(authorization)
+            #expect(tokens.tokenType == .dpop)
+            #expect(tokens.accessTokenKeyThumbprint == key.thumbprint)
+            #expect(!recorder.entries(.token).isEmpty && recorder.entries(.token).allSatisfy { $0.proof != nil })
         }
 
         @Test func aServerNonceRoundTrip() async throws {
@@ -218,6 +233,25 @@ extension Integration {
             let byValue = try OAuth2Client(metadata: try ServerMetadata(fields: fields), configuration: configuration).authorizationRequest()
             let (answer, _) = try await browser.get(URL(string: byValue.url.absoluteString + "&g_continue")!)
             #expect(answer.status.kind != .redirection, "the server answered a by-value request with \(answer.status.code)")
+        }
+
+        @Test func theLoopbackSignInPushesWhenTheServerRequiresIt() async throws {
+            let key = try DPoPKey.generate()
+            var configuration = server.publicClient()
+            configuration.dpop = DPoPOptions(key: key)
+            let counter = RequestCounter()
+            let client = try await server.client(configuration, issuer: Server.glewlwydPARIssuer, interceptors: [counter])
+            let (port, path) = LoopbackSignInAgainstRealServers.signIn(for: server)
+            let pages = PageLog()
+            let signIn = LoopbackSignIn(
+                port: port, callbackPath: path, timeout: .seconds(60),
+                browser: LoopbackSignInAgainstRealServers.browser(
+                    server, clientID: configuration.clientID, scopes: configuration.scopes, session: Browser(), pages: pages),
+                output: TextCapture())
+            let tokens = try await LoopbackSignInAgainstRealServers.withFreePort { try await signIn.signIn(client: client) }
+            #expect(counter.count(.pushedAuthorization) == 1)
+            #expect(tokens.accessTokenKeyThumbprint == key.thumbprint)
+            #expect(pages.all.first?.response.status.code == 200)
         }
 
         @Test func aRefusedPushIsTypedLikeATokenError() async throws {

@@ -115,6 +115,25 @@ import Testing
         #expect(ids[0] != ids[1], "a replayed jti would be refused")
     }
 
+    @Test func everyDevicePollCarriesAProofAndABearerAnswerIsRefused() async throws {
+        let transport = DevicePollingTests.transport([DevicePollingTests.pending, (200, Self.dpopToken)])
+        let (client, key) = try dpopClient(transport)
+        let tokens = try await client.pollDeviceToken(DevicePollingTests.authorization(), clock: ImmediateClock())
+        #expect(tokens.tokenType == .dpop)
+        #expect(transport.sent.count == 2)
+        let proofs = try transport.sent.map { try proof($0) }
+        #expect(proofs.allSatisfy { $0.jwk.thumbprint == key.thumbprint && $0.claims["htu"] == "https://as.example.com/token" })
+        #expect(proofs[0].claims["jti"] != proofs[1].claims["jti"])
+        let bearer = DevicePollingTests.transport([(200, DevicePollingTests.tokens)])
+        let (strict, _) = try dpopClient(bearer)
+        do {
+            _ = try await strict.pollDeviceToken(DevicePollingTests.authorization(), clock: ImmediateClock())
+            Issue.record("a Bearer token was accepted for a DPoP device grant")
+        } catch let error as OAuth2Error {
+            #expect(error.code == .unboundToken)
+        }
+    }
+
     @Test func aBearerAnswerToADPoPRequestIsRefused() async throws {
         let transport = StubTransport(status: 200, json: #"{"access_token":"at-1","token_type":"Bearer","expires_in":300}"#)
         let (client, _) = try dpopClient(transport)
