@@ -12,8 +12,8 @@ struct OAuth2Command: AsyncParsableCommand {
             Exit codes: 0 success, 1 refused, 2 usage, 3 transient failure, 4 cancelled or timed out, 5 sign in again.
             """,
         subcommands: [
-            DiscoverCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
-            IntrospectCommand.self, RevokeCommand.self, StatusCommand.self, DecodeCommand.self,
+            DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
+            IntrospectCommand.self, RevokeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,
         ]
     )
 }

@@ -68,14 +68,18 @@ struct Context {
             authenticationMethod: profile.authMethod.map(ClientAuthenticationMethod.init(rawValue:)),
             redirectURI: profile.redirectURI.flatMap(URL.init(string:)), scopes: profile.scopes)
         if !profile.parameters.isEmpty { configuration.additionalParameters[.authorization] = profile.parameters }
-        if let issuer = profile.issuer {
-            guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL.") }
-            return try await OAuth2Client.discover(issuer: url, configuration: configuration, logger: logger)
-        }
-        let metadata = ServerMetadata(
+        // Endpoints given by hand complete (or replace) discovery.
+        let given = ServerMetadata(
             authorizationEndpoint: profile.authorizationEndpoint.flatMap(URL.init(string:)),
-            tokenEndpoint: profile.tokenEndpoint.flatMap(URL.init(string:)))
-        return try OAuth2Client(metadata: metadata, configuration: configuration, logger: logger)
+            tokenEndpoint: profile.tokenEndpoint.flatMap(URL.init(string:)),
+            deviceAuthorizationEndpoint: profile.deviceAuthorizationEndpoint.flatMap(URL.init(string:)))
+        guard let issuer = profile.issuer else {
+            return try OAuth2Client(metadata: given, configuration: configuration, logger: logger)
+        }
+        guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL.") }
+        let discovered = try await OAuth2Client.discover(issuer: url, configuration: configuration, logger: logger)
+        guard !given.fields.isEmpty else { return discovered }
+        return try OAuth2Client(metadata: discovered.metadata.filling(from: given), configuration: configuration, logger: logger)
     }
 
     /// Session options for the profile's grant: client-credentials profiles re-request a

@@ -23,7 +23,8 @@ enum ExitStatus: Int32 {
         case let error as OAuth2Error:
             if error.code == .signInRequired {
                 self = .signInAgain
-            } else if error.code == .cancelled {
+            } else if error.code == .cancelled || (error.code == .timeout && error.source == .client) {
+                // Ctrl-C, or a wait for the user (browser, device approval) that ran out.
                 self = .cancelled
             } else if error.isTransient || error.source == .transport {
                 self = .transient

@@ -9,6 +9,8 @@ struct Profile: Codable, Equatable {
     /// The endpoints, for servers without discovery.
     var authorizationEndpoint: String?
     var tokenEndpoint: String?
+    /// The device authorization endpoint, when discovery does not name it (DOT).
+    var deviceAuthorizationEndpoint: String?
     var clientID: String
     var authMethod: String?
     var scopes: [String]
@@ -27,7 +29,8 @@ struct Profile: Codable, Equatable {
     var options: [String: String]
 
     init(
-        issuer: String?, authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, clientID: String,
+        issuer: String?, authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil,
+        deviceAuthorizationEndpoint: String? = nil, clientID: String,
         authMethod: String? = nil, scopes: [String], redirectURI: String? = nil, clientSecretFile: String? = nil,
         grant: String, parameters: [String: String] = [:], prompt: String? = nil, loginHint: String? = nil,
         store: StoreKind, options: [String: String] = [:]
@@ -35,6 +38,7 @@ struct Profile: Codable, Equatable {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         self.clientID = clientID
         self.authMethod = authMethod
         self.scopes = scopes

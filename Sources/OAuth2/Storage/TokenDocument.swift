@@ -12,7 +12,7 @@ import Foundation
 ///   "session": {
 ///     "tokens": { "access_token": "…", "token_type": "Bearer", "refresh_token": "…",
 ///                 "id_token": "…", "expires_at": 1767225600, "scope": ["openid"],
-///                 "issued_at": 1767222000, "refresh_expires_in": 86400 },
+///                 "issued_at": 1767222000, "server_date": 1767221999, "refresh_expires_in": 86400 },
 ///     "subject": "248289761001", "client_secret": "…", "updated_at": 1767222000
 ///   }
 /// }
@@ -140,6 +140,7 @@ public struct TokenDocument: Sendable, Hashable {
         tokenObject["expires_at"] = tokens.expiresAt.map(date)
         tokenObject["scope"] = tokens.scopes.map { .array($0.map(JSONValue.string)) }
         tokenObject["issued_at"] = date(tokens.issuedAt)
+        tokenObject["server_date"] = tokens.serverDate.map(date)
 
         var object = session.additionalFields
         object["tokens"] = .object(tokenObject)
@@ -177,6 +178,7 @@ public struct TokenDocument: Sendable, Hashable {
             expiresAt: try tokenMembers.date("expires_at"),
             scopes: scopes,
             issuedAt: try tokenMembers.requiredDate("issued_at"),
+            serverDate: try tokenMembers.date("server_date"),
             additionalFields: tokenMembers.rest)
         return StoredSession(
             key: key,

@@ -23,7 +23,7 @@ struct RevokeCommand: AsyncParsableCommand {
             try await session.client.revoke(refresh, hint: .refreshToken)
             Output.step("revoked the refresh token")
         case .all:
-            let result = try await session.signOut([.revokeAccessToken, .revokeRefreshToken, .removeFromStore]) { progress in
+            let result = await session.signOut([.revokeAccessToken, .revokeRefreshToken, .removeFromStore]) { progress in
                 Output.step("revoke: \(progress)")
             }
             if let (_, error) = result.errors.first { throw error }

@@ -17,6 +17,19 @@ import Testing
         #expect(try TokenSet.parse(response: plain, body: plainBody, sentAt: Date()).serverDate == nil)
     }
 
+    @Test func theServersDateSurvivesAFileStore() async throws {
+        // A session restored from a file measures the same skew as the one that wrote it.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-date-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileTokenStore(directory: directory)
+        let key = SessionKey(issuer: "https://as.example.com", clientID: "c")
+        let tokens = TokenSet(accessToken: "at", issuedAt: Date(timeIntervalSince1970: 1_700_000_000), serverDate: Date(timeIntervalSince1970: 1_700_003_600))
+        try await store.save(StoredSession(key: key, tokens: tokens))
+        let loaded = try #require(try await store.load(key))
+        #expect(loaded.tokens.serverDate == tokens.serverDate)
+        #expect(TokenExpiry.skew(loaded.tokens) == 3600)
+    }
+
     @Test func expiresInNeedsNoSkewCorrection() {
         // expires_in is relative: counted from this machine's clock, it is right whatever
         // the server's clock says.

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import OAuth2
+import OAuth2Loopback
+
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in (code + PKCE through a loopback redirect, or the device flow) and save the profile.",
+        discussion: """
+            The authorization URL is printed on stderr and opened in $BROWSER (else xdg-open). With --device the
+            verification URL, the user code and a QR code go to stderr and the browser is not opened unless
+            --open-browser. Everything the library validates is validated (state, iss, ID token).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The issuer (discovery).") var issuer: String?
+    @Option(name: .customLong("client-id")) var clientID: String
+    @Option(name: .customLong("client-secret")) var clientSecret: String?
+    @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
+    @Option(name: .customLong("auth-method"), help: "client_secret_basic, client_secret_post or none.") var authMethod: String?
+    @Option(help: "Space-separated scopes (default: openid profile).") var scope = "openid profile"
+    @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
+    @Flag(help: "Use the device flow (RFC 8628).") var device = false
+    @Flag(name: .customLong("no-browser"), help: "Print the URL; do not open a browser.") var noBrowser = false
+    @Flag(name: .customLong("open-browser"), help: "With --device, open the verification URL too.") var openBrowser = false
+    @Option(help: "prompt (login, consent, select_account, none).") var prompt: String?
+    @Option(name: .customLong("login-hint")) var loginHint: String?
+    @Option(name: .customLong("param"), help: "An extra authorization parameter k=v (repeatable).") var params: [String] = []
+    @Option(help: "Seconds to wait for the sign-in (default 300).") var timeout = 300
+    @Option(name: .customLong("authorization-endpoint"), help: "For servers without discovery.") var authorizationEndpoint: String?
+    @Option(name: .customLong("token-endpoint"), help: "For servers without discovery.") var tokenEndpoint: String?
+    @Option(name: .customLong("device-authorization-endpoint"), help: "When discovery does not name it.") var deviceAuthorizationEndpoint: String?
+
+    func validate() throws {
+        guard issuer != nil || tokenEndpoint != nil else { throw ValidationError("login needs --issuer, or --token-endpoint for servers without discovery.") }
+        if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+        if let redirectURI { _ = try Self.loopback(redirectURI) }
+        for param in params where !param.contains("=") { throw ValidationError("--param takes k=v (got \"\(param)\").") }
+        if device, redirectURI != nil { throw ValidationError("--redirect-uri does not go with --device.") }
+    }
+
+    /// The port and path of a loopback redirect URI.
+    static func loopback(_ text: String) throws -> (port: Int, path: String) {
+        guard let url = URL(string: text), url.scheme == "http", let host = url.host,
+            ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+        else { throw ValidationError("--redirect-uri must be http://127.0.0.1:PORT/PATH (RFC 8252 loopback).") }
+        return (url.port ?? 0, url.path.isEmpty ? "/" : url.path)
+    }
+
+    func run() async throws {
+        let context = Context(global)
+        let scopes = scope.split(separator: " ").map(String.init)
+        var parameters: [String: String] = [:]
+        for param in params {
+            let parts = param.split(separator: "=", maxSplits: 1)
+            parameters[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
+        let profile = Profile(
+            issuer: issuer, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
+            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, clientID: clientID, authMethod: authMethod,
+            scopes: scopes, redirectURI: redirectURI,
+            clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+            grant: device ? "device" : "authorization_code", parameters: parameters, prompt: prompt, loginHint: loginHint,
+            store: await context.storeKind(for: nil))
+        let client = try await context.client(for: profile, secret: secret)
+        let tokens: TokenSet
+        do {
+            if device {
+                let signIn = DeviceSignIn(browser: openBrowser ? .system : .none, timeout: .seconds(timeout))
+                tokens = try await signIn.signIn(client: client, scopes: scopes, additionalParameters: parameters)
+            } else {
+                let (port, path) = try redirectURI.map(Self.loopback) ?? (0, "/callback")
+                let signIn = LoopbackSignIn(port: port, callbackPath: path, timeout: .seconds(timeout), browser: noBrowser ? .none : .system)
+                tokens = try await signIn.signIn(client: client, options: AuthorizationOptions(
+                    scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
+            }
+        } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
+            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s.")
+        }
+        try await context.saveSignIn(profile: profile, client: client, tokens: tokens, secret: secret)
+        let who = tokens.idTokenClaims.map { " as \($0.subject)" } ?? ""
+        Output.step("Signed in\(who); profile \"\(context.profileName)\" saved (\(profile.store.rawValue) store).")
+    }
+}
