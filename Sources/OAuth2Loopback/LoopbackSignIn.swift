@@ -90,8 +90,14 @@ public struct LoopbackSignIn: Sendable {
     ///   - client: the client; its configured redirect URI is replaced by the listener's.
     ///   - options: the authorization request's options (scopes, prompt, login hint…);
     ///     `redirectURI` is set to the listener's.
+    ///
+    /// The authorization request is made by ``OAuth2/OAuth2Client/startAuthorization(_:)``:
+    /// pushed (PAR) when the server requires it or the configuration asks for it, with
+    /// `dpop_jkt` and a signed request object when the configuration has them.
+    ///
     /// - Throws: what ``LoopbackRedirectListener/start(host:port:callbackPath:pages:)`` throws
-    ///   (``OAuth2/OAuth2Error/Code/network`` for a port in use);
+    ///   (``OAuth2/OAuth2Error/Code/network`` for a port in use); what
+    ///   ``OAuth2/OAuth2Client/pushAuthorizationRequest(_:)`` throws for a pushed request;
     ///   ``OAuth2/OAuth2Error/Code/timeout`` when no response came in time;
     ///   ``OAuth2/OAuth2Error/Code/cancelled`` when the task is cancelled; the provider's
     ///   error (`access_denied`…) and everything
@@ -101,7 +107,8 @@ public struct LoopbackSignIn: Sendable {
         do {
             var options = options
             options.redirectURI = listener.redirectURI
-            let request = try client.authorizationRequest(options)
+            // Pushed (PAR) when the server requires it or the configuration asks for it.
+            let request = try await client.startAuthorization(options)
             let callback = try await wait(on: listener, opening: request.url, purpose: "sign in") { url in
                 Self.verdict(url, request: request)
             }

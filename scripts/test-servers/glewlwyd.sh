@@ -3,9 +3,11 @@
 #   glewlwyd.sh start   install if missing, (re)start with a fresh seeded DB unless already up
 #   glewlwyd.sh stop    stop it and wait until the port is free
 #   glewlwyd.sh status  exit 0 if it answers
+#   glewlwyd.sh extras  add what seed_extras adds to a server that is already up (no restart)
 # Issuer http://127.0.0.1:4593/api/oidc. Seeds user alice/alice-pw, scope read and clients
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
-# code-public (public, PKCE) and cc/cc-secret (client_credentials). State: $STATE/glewlwyd.
+# code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
+# JWT-authenticating clients and the oidc-nonce and oidc-par instances. State: $STATE/glewlwyd.
 set -euo pipefail
 NAME=glewlwyd
 # shellcheck source=scripts/test-servers/lib.sh
@@ -36,16 +38,12 @@ client() {  # id secret confidential authorization-types-json
       + (if $conf then {client_secret:$s} else {} end)')"
 }
 
-seed() {
-  api POST /auth/ '{"username":"admin","password":"password"}'
-  api POST /scope/ '{"name":"read","display_name":"read","description":"read","password_required":false,"scheme":{}}'
-  api POST /user/ "$(jq -n --arg u "$TEST_USER" --arg p "$TEST_PASSWORD" \
-    '{username:$u, password:$p, name:"Alice", email:"alice@example.com", scope:["openid","g_profile","read"], enabled:true}')"
-  # The recipe's OIDC parameters, plus (marked "extra") switches that change nothing for the
-  # seeded clients but let later tests register clients using them: private_key_jwt keys,
-  # encrypted tokens, DPoP-bound clients, per-client refresh rotation, logout channels.
-  local params
-  params=$(jq -n --rawfile key key.pem --rawfile cert pub.pem --arg iss "$ISS" '{
+# The OIDC plugin's parameters for issuer $1: the recipe's, plus (marked "extra") switches that
+# change nothing for the seeded clients but let later tests register clients using them:
+# private_key_jwt keys, encrypted tokens, DPoP-bound clients, per-client refresh rotation,
+# logout channels. Reads the signing key from key.pem and pub.pem in the working directory.
+oidc_params() {
+  jq -n --rawfile key key.pem --rawfile cert pub.pem --arg iss "$1" '{
     iss:$iss, "jwt-type":"rsa", "jwt-key-size":"256", key:$key, cert:$cert, "jwks-show":true,
     "access-token-duration":3600, "refresh-token-duration":1209600, "code-duration":600, "refresh-token-rolling":true,
     "allow-non-oidc":true, "auth-type-code-enabled":true, "auth-type-token-enabled":true, "auth-type-id-token-enabled":true,
@@ -70,12 +68,63 @@ seed() {
     "oauth-dpop-dpop_bound_access_tokens-property":"dpop_bound_access_tokens",
     "refresh-token-one-use":"client-driven", "client-refresh-token-one-use-parameter":"refresh-token-one-use",
     "auth-type-code-revoke-replayed":true,
-    "front-channel-logout-allowed":true, "back-channel-logout-allowed":true}')
-  api POST /mod/plugin/ "$(jq -n --argjson p "$params" '{module:"oidc", name:"oidc", display_name:"OIDC", parameters:$p}')"
+    "front-channel-logout-allowed":true, "back-channel-logout-allowed":true}'
+}
+
+seed() {
+  api POST /auth/ '{"username":"admin","password":"password"}'
+  api POST /scope/ '{"name":"read","display_name":"read","description":"read","password_required":false,"scheme":{}}'
+  api POST /user/ "$(jq -n --arg u "$TEST_USER" --arg p "$TEST_PASSWORD" \
+    '{username:$u, password:$p, name:"Alice", email:"alice@example.com", scope:["openid","g_profile","read"], enabled:true}')"
+  api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$ISS")" '{module:"oidc", name:"oidc", display_name:"OIDC", parameters:$p}')"
   client "$CONF_ID" "$CONF_SECRET" true \
     '["code","token","id_token","refresh_token","delete_token","device_authorization","password","client_credentials"]'
   client "$PUBLIC_ID" "" false '["code","id_token","refresh_token","delete_token","device_authorization"]'
   client "$CC_ID" "$CC_SECRET" true '["client_credentials","delete_token"]'
+  seed_extras
+}
+
+# True when the admin API has an object at PATH.
+exists() { curl -sf -o /dev/null -b "$DIR/admin.jar" "$B/api$1"; }
+
+# DPoP nonces, required PAR and JWT client authentication (RFC 9449, 9126, 7523). Additive and
+# idempotent (what exists is left alone), so that `glewlwyd.sh extras` brings a server seeded
+# by an older version of this script to the same state as a fresh start:
+# - OIDC instance oidc-nonce ($GLEWLWYD_NONCE_ISSUER): every DPoP proof needs a server nonce;
+# - OIDC instance oidc-par ($GLEWLWYD_PAR_ISSUER): require_pushed_authorization_requests;
+# - client $JWT_SECRET_ID: client_secret_jwt; client $JWT_KEY_ID: private_key_jwt with the
+#   public keys in $JWT_KEY_JWKS (RSA rsa-1, P-256 ec-1, Ed25519 ed-1).
+seed_extras() {
+  local name iss extra types='["code","refresh_token","delete_token","device_authorization","password","client_credentials"]'
+  for name in oidc-nonce oidc-par; do
+    exists "/mod/plugin/$name" && continue
+    case $name in
+      oidc-nonce) iss=$GLEWLWYD_NONCE_ISSUER extra='{"oauth-dpop-nonce-mandatory":true, "oauth-dpop-nonce-counter":5}' ;;
+      oidc-par) iss=$GLEWLWYD_PAR_ISSUER extra='{"oauth-par-required":true}' ;;
+    esac
+    api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$iss")" --argjson x "$extra" --arg n "$name" \
+      '{module:"oidc", name:$n, display_name:$n, parameters:($p + $x)}')"
+  done
+  exists "/client/$JWT_SECRET_ID" || api POST /client/ "$(jq -n --arg id "$JWT_SECRET_ID" --arg s "$JWT_SECRET_SECRET" \
+    --arg red "$REDIRECT_URI" --argjson types "$types" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, redirect_uri:[$red], authorization_type:$types,
+      scope:["openid","g_profile","read"], token_endpoint_auth_method:["client_secret_jwt"], client_secret:$s}')"
+  exists "/client/$JWT_KEY_ID" || api POST /client/ "$(jq -n --arg id "$JWT_KEY_ID" --slurpfile jwks "$JWT_KEY_JWKS" \
+    --arg red "$REDIRECT_URI" --argjson types "$types" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, redirect_uri:[$red], authorization_type:$types,
+      scope:["openid","g_profile","read"], token_endpoint_auth_method:["private_key_jwt"], jwks:$jwks[0]}')"
+}
+
+# Applies seed_extras to a server that is already up (started by an older version of this
+# script), without restarting it: logs in to the admin API with a jar of its own and uses a
+# signing key of its own for the new OIDC instances, both kept in $DIR.
+do_extras() {
+  answers || die "glewlwyd does not answer at $ISS"
+  mkdir -p "$DIR"; cd "$DIR"
+  [ -s key.pem ] || { openssl genrsa -out key.pem 2048 2>/dev/null; openssl rsa -in key.pem -pubout -out pub.pem 2>/dev/null; }
+  api POST /auth/ '{"username":"admin","password":"password"}'
+  seed_extras
+  log "extras applied"
 }
 
 do_start() {
@@ -131,5 +180,6 @@ case "${1:-}" in
   start) take_lock glewlwyd; do_start ;;
   stop) take_lock glewlwyd; do_stop; log "stopped" ;;
   status) do_status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  extras) take_lock glewlwyd; do_extras ;;
+  *) echo "usage: $0 start|stop|status|extras" >&2; exit 2 ;;
 esac

@@ -16,6 +16,12 @@ DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
 CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC_SECRET=cc-secret
 PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device   # DOT only: one grant type per client
+# Glewlwyd only: clients that authenticate with JWTs (RFC 7523 §2.2), the public keys of the
+# private_key_jwt client (its private keys are test fixtures), and the two extra OIDC
+# instances of the same server: one demands DPoP nonces, one pushed authorization requests.
+JWT_SECRET_ID=jwt-secret JWT_SECRET_SECRET=jwt-secret-0123456789abcdef0123456789abcdef
+JWT_KEY_ID=jwt-key JWT_KEY_JWKS=$ROOT/Tests/Fixtures/glewlwyd/jwt-client.jwks.json
+GLEWLWYD_NONCE_ISSUER=$GLEWLWYD_URL/api/oidc-nonce GLEWLWYD_PAR_ISSUER=$GLEWLWYD_URL/api/oidc-par
 
 # Debian packages each server needs (up.sh installs them all in one apt-get run).
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"

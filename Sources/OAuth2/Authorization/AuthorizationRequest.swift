@@ -77,14 +77,55 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
     /// When the request was made.
     public let createdAt: Date
 
-    /// Builds the request: PKCE S256, a fresh `state`, and a `nonce` when `openid` is
-    /// among the scopes.
+    /// The request URI a pushed authorization request (RFC 9126) returned, when the request
+    /// was pushed; ``url`` then carries only it and the client id.
+    public let requestURI: String?
+    /// When the pushed request expires (its `expires_in`), when it was pushed: open ``url``
+    /// before then.
+    public let requestURIExpiresAt: Date?
+
+    /// Builds the request by value: PKCE S256, a fresh `state`, and a `nonce` when `openid`
+    /// is among the scopes; with ``ClientConfiguration/requestObject``, the parameters go
+    /// in a signed `request` object.
     static func make(
         metadata: ServerMetadata,
         configuration: ClientConfiguration,
         options: AuthorizationOptions,
         now: Date
     ) throws(OAuth2Error) -> AuthorizationRequest {
+        let draft = try AuthorizationDraft(metadata: metadata, configuration: configuration, options: options)
+        var query = draft.parameters
+        if let requestObject = configuration.requestObject {
+            let signed = try draft.signedRequestObject(requestObject, metadata: metadata, configuration: configuration, now: now)
+            // RFC 9101 §5: client_id and request; OpenID Connect Core §6.1 also wants
+            // response_type and scope outside, and RFC 9101 servers ignore them there.
+            query = [("client_id", configuration.clientID), ("request", signed), ("response_type", "code")]
+            if !draft.scopes.isEmpty { query.append(("scope", draft.scopes.joined(separator: " "))) }
+        }
+        return draft.request(url: try draft.endpoint.appendingQuery(query), metadata: metadata, now: now)
+    }
+
+    /// The URL with its secrets redacted.
+    public var description: String {
+        "AuthorizationRequest(url: \(Redactor.url(url)), redirectURI: \(redirectURI.absoluteString))"
+    }
+}
+
+/// The parts of an authorization request before it is sent one way or another (by value,
+/// as a request object, or pushed): the parameters and the secrets to keep.
+struct AuthorizationDraft {
+    let endpoint: URL
+    let redirectURI: URL
+    let scopes: [String]
+    let state: String
+    let nonce: String?
+    let codeVerifier: String
+    let maxAge: Int?
+    let parameters: [(String, String)]
+
+    /// PKCE S256, a fresh `state`, a `nonce` when `openid` is among the scopes, `dpop_jkt`
+    /// with DPoP, then the options and the configuration's extras.
+    init(metadata: ServerMetadata, configuration: ClientConfiguration, options: AuthorizationOptions) throws(OAuth2Error) {
         guard let endpoint = metadata.authorizationEndpoint else {
             throw .client(.missingEndpoint, "The server has no authorization endpoint.")
         }
@@ -110,6 +151,7 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
         if let nonce { parameters.append(("nonce", nonce)) }
         parameters.append(("code_challenge", pkce.challenge))
         parameters.append(("code_challenge_method", pkce.method))
+        if let dpop = configuration.dpop, dpop.bindsAuthorizationCode { parameters.append(("dpop_jkt", dpop.key.thumbprint)) }
         if let responseMode = options.responseMode { parameters.append(("response_mode", responseMode)) }
         if !options.prompt.isEmpty { parameters.append(("prompt", options.prompt.joined(separator: " "))) }
         if let loginHint = options.loginHint { parameters.append(("login_hint", loginHint)) }
@@ -120,25 +162,57 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
         parameters.appendExtras(configuration.additionalParameters[.authorization] ?? [:])
         parameters.appendExtras(options.additionalParameters)
 
-        let url = try endpoint.appendingQuery(parameters)
-        let issuer = metadata.issuer
-        return AuthorizationRequest(
+        self.endpoint = endpoint
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.state = state
+        self.nonce = nonce
+        codeVerifier = pkce.verifier
+        maxAge = options.maxAge
+        self.parameters = parameters
+    }
+
+    /// The parameters as a request object signed with the configured key (the request
+    /// object's own, else the private key, else HS256 with the client secret).
+    func signedRequestObject(
+        _ options: RequestObjectOptions, metadata: ServerMetadata, configuration: ClientConfiguration, now: Date
+    ) throws(OAuth2Error) -> String {
+        let key: JWSSigningKey
+        if let own = options.signingKey ?? configuration.privateKey {
+            key = own
+        } else if let secret = configuration.clientSecret, !secret.isEmpty {
+            do { key = try JWSSigningKey(secret: secret) } catch {
+                throw OAuth2Error(.invalidConfiguration, source: .client, message: "The request object cannot be keyed: \(error.message)", underlyingError: error)
+            }
+        } else {
+            throw .client(.invalidConfiguration, "A signed request object needs a signing key, a private key or a client secret.")
+        }
+        let object = RequestObject(
+            parameters: parameters, clientID: configuration.clientID,
+            audience: metadata.issuer ?? endpoint.absoluteString, issuedAt: now, lifetime: options.lifetime)
+        do {
+            return try object.signed(with: key)
+        } catch {
+            throw OAuth2Error(.invalidConfiguration, source: .client, message: "The request object cannot be signed: \(error.message)", underlyingError: error)
+        }
+    }
+
+    /// The request to keep until the callback, opening `url`.
+    func request(url: URL, metadata: ServerMetadata, now: Date, requestURI: String? = nil, expiresAt: Date? = nil) -> AuthorizationRequest {
+        AuthorizationRequest(
             url: url,
             redirectURI: redirectURI,
             state: state,
             nonce: nonce,
-            codeVerifier: pkce.verifier,
+            codeVerifier: codeVerifier,
             scopes: scopes,
-            maxAge: options.maxAge,
-            issuer: issuer,
+            maxAge: maxAge,
+            issuer: metadata.issuer,
             requiresIssuerParameter: metadata.authorizationResponseIssParameterSupported == true,
-            createdAt: now
+            createdAt: now,
+            requestURI: requestURI,
+            requestURIExpiresAt: expiresAt
         )
-    }
-
-    /// The URL with its secrets redacted.
-    public var description: String {
-        "AuthorizationRequest(url: \(Redactor.url(url)), redirectURI: \(redirectURI.absoluteString))"
     }
 }
 

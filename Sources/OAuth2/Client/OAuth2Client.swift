@@ -22,11 +22,13 @@ public struct OAuth2Client: Sendable {
     /// The server's metadata (discovered or built by hand).
     public let metadata: ServerMetadata
     /// The client's configuration.
-    public let configuration: ClientConfiguration
+    public internal(set) var configuration: ClientConfiguration
     let pipeline: HTTPPipeline
     let now: @Sendable () -> Date
     /// The provider's JWK set, shared by the copies of this client; `nil` without a `jwks_uri`.
     public let keySet: JWKSCache?
+    /// The latest DPoP nonce of each server this client talked to, shared by its copies.
+    public let dpopNonces: DPoPNonceCache
 
     /// The `User-Agent` sent when the request has none.
     public static let defaultUserAgent = "swift-oauth2/0.1"
@@ -77,6 +79,7 @@ public struct OAuth2Client: Sendable {
         self.configuration = configuration
         self.pipeline = pipeline
         self.now = now
+        dpopNonces = DPoPNonceCache()
         keySet = metadata.jwksURI.map { url in
             JWKSCache(url: url, policy: configuration.idTokenValidation.keySetPolicy) {
                 try await Self.fetchKeySet(url, pipeline: pipeline)
@@ -131,11 +134,21 @@ extension OAuth2Client {
     /// and PKCE verifier to keep until the callback.
     ///
     /// PKCE (S256) and `state` are always on; a `nonce` is added when `openid` is among the
-    /// scopes.
+    /// scopes; `dpop_jkt` with ``ClientConfiguration/dpop``; the parameters go in a signed
+    /// request object with ``ClientConfiguration/requestObject``.
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when the request must be pushed
+    ///   (the server requires it, or ``ClientConfiguration/usePushedAuthorizationRequests``):
+    ///   use ``startAuthorization(_:)``, which pushes it; ``OAuth2Error/Code/missingEndpoint``;
+    ///   ``OAuth2Error/Code/insecureEndpoint``.
     public func authorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) throws
         -> AuthorizationRequest
     {
-        try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now())
+        if pushesAuthorizationRequests {
+            throw OAuth2Error.client(
+                .invalidConfiguration, "Authorization requests to this server are pushed (RFC 9126): use startAuthorization(_:).")
+        }
+        return try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now())
     }
 
     /// Checks a callback (state, `iss`, errors) and exchanges its code for tokens.
@@ -175,7 +188,10 @@ extension OAuth2Client {
     ///
     /// The client authenticates with the configured method (or the one chosen from
     /// `token_endpoint_auth_methods_supported`); the configuration's extra token
-    /// parameters and headers are added.
+    /// parameters and headers are added. With ``ClientConfiguration/dpop`` the request
+    /// carries a DPoP proof (retried once with the server's nonce when it asks for one), and
+    /// a `Bearer` answer is refused with ``OAuth2Error/Code/unboundToken`` unless
+    /// ``DPoPOptions/allowsBearerTokens``.
     ///
     /// - Parameter requestedScopes: the scopes to assume when the response omits `scope`
     ///   (defaults to the grant's).
@@ -195,8 +211,8 @@ extension OAuth2Client {
         parameters += grant.parameters
         let (response, body, sentAt) = try await post(
             url, parameters: parameters, kind: .token,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported)
-        return try TokenSet.parse(
+            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true)
+        let tokens = try TokenSet.parse(
             response: response,
             body: body,
             requestedScopes: requestedScopes ?? grant.requestedScopes,
@@ -204,6 +220,19 @@ extension OAuth2Client {
             receivedAt: now(),
             quirks: configuration.quirks
         )
+        try checkBinding(of: tokens, statusCode: response.status.code)
+        return tokens
+    }
+
+    /// RFC 9449 §5: a server that ignored the proof issued a token anyone holding it can
+    /// use; refused unless ``DPoPOptions/allowsBearerTokens``.
+    func checkBinding(of tokens: TokenSet, statusCode: Int) throws(OAuth2Error) {
+        if let dpop = configuration.dpop, tokens.tokenType != .dpop, !dpop.allowsBearerTokens {
+            throw OAuth2Error(
+                .unboundToken, source: .server,
+                message: "The token endpoint answered a DPoP token request with a \(tokens.tokenType) token; set DPoPOptions.allowsBearerTokens to accept it.",
+                statusCode: statusCode)
+        }
     }
 
     /// `client_credentials`: tokens for the client itself.
@@ -295,57 +324,66 @@ extension OAuth2Client {
     /// POSTs an authenticated form request: the client's authentication is applied, the
     /// configuration's extras for `kind` are added. Returns the response, its body and the
     /// time the request was sent.
+    ///
+    /// With `dpop` (and ``ClientConfiguration/dpop`` set), the request carries a DPoP proof
+    /// with the server's latest nonce; an answer asking for another nonce
+    /// (`use_dpop_nonce` with a `DPoP-Nonce` header) is retried once with it. A retry is a
+    /// new request: new client assertion, new proof.
     func post(
         _ url: URL,
         parameters: [(String, String)],
         kind: RequestKind,
-        authMethods: [String]?
+        authMethods: [String]?,
+        dpop: Bool = false
     ) async throws -> (HTTPResponse, Data, Date) {
-        var request = try HTTPRequest.make(method: .post, url: url)
-        request.headerFields[.contentType] = "application/x-www-form-urlencoded"
-        var parameters = parameters
-        let method = configuration.resolvedAuthenticationMethod(supported: authMethods)
-        try ClientAuthentication.apply(method, configuration: configuration, to: &request, parameters: &parameters)
-        parameters.appendExtras(configuration.additionalParameters[kind] ?? [:])
-        let body = Data(FormURLEncoding.encode(parameters).utf8)
-        let sentAt = now()
-        let (response, responseBody) = try await pipeline.send(request, body: body, kind: kind)
-        return (response, responseBody, sentAt)
-    }
-}
-
-/// Client authentication at the token, revocation and introspection endpoints.
-enum ClientAuthentication {
-    static func apply(
-        _ method: ClientAuthenticationMethod,
-        configuration: ClientConfiguration,
-        to request: inout HTTPRequest,
-        parameters: inout [(String, String)]
-    ) throws(OAuth2Error) {
-        switch method {
-        case .clientSecretBasic:
-            request.headerFields[.authorization] = try basicAuthorization(configuration)
-        case .clientSecretPost:
-            guard let secret = configuration.clientSecret, !secret.isEmpty else {
-                throw .client(.invalidConfiguration, "client_secret_post needs a client secret.")
+        let key = dpop ? configuration.dpop?.key : nil
+        var nonce = key == nil ? nil : await dpopNonces.nonce(for: url)
+        var retried = false
+        while true {
+            var request = try HTTPRequest.make(method: .post, url: url)
+            request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            var parameters = parameters
+            let method = configuration.resolvedAuthenticationMethod(supported: authMethods)
+            try ClientAuthentication.apply(
+                method, configuration: configuration, endpoint: url, metadata: metadata, now: now(),
+                to: &request, parameters: &parameters)
+            parameters.appendExtras(configuration.additionalParameters[kind] ?? [:])
+            if let key { request.headerFields[.dpop] = try Self.proof(key, method: .post, url: url, nonce: nonce, now: now()) }
+            let body = Data(FormURLEncoding.encode(parameters).utf8)
+            let sentAt = now()
+            let (response, responseBody) = try await pipeline.send(request, body: body, kind: kind)
+            let fresh = await dpopNonces.remember(from: response, for: url)
+            if key != nil, !retried, let fresh, fresh != nonce, Self.asksForDPoPNonce(response, body: responseBody) {
+                nonce = fresh
+                retried = true
+                continue
             }
-            parameters.append(("client_id", configuration.clientID))
-            parameters.append(("client_secret", secret))
-        case .none:
-            parameters.append(("client_id", configuration.clientID))
-        default:
-            throw .client(.invalidConfiguration, "The client authentication method \(method) is not supported.")
+            return (response, responseBody, sentAt)
         }
     }
 
-    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1. An empty
-    /// secret only with ``ServerQuirks/basicAuthenticationWithEmptySecret`` (Reddit).
-    static func basicAuthorization(_ configuration: ClientConfiguration) throws(OAuth2Error) -> String {
-        let secret = configuration.clientSecret ?? ""
-        guard !secret.isEmpty || configuration.quirks.contains(.basicAuthenticationWithEmptySecret) else {
-            throw .client(.invalidConfiguration, "client_secret_basic needs a client secret.")
+    /// A signed DPoP proof, or ``OAuth2Error/Code/invalidConfiguration`` when the key cannot sign.
+    static func proof(
+        _ key: DPoPKey, method: HTTPRequest.Method, url: URL, accessToken: String? = nil, nonce: String?, now: Date
+    ) throws(OAuth2Error) -> String {
+        do {
+            return try key.proof(method: method, url: url, accessToken: accessToken, nonce: nonce, issuedAt: now)
+        } catch {
+            throw OAuth2Error(.invalidConfiguration, source: .client, message: "The DPoP proof cannot be signed: \(error.message)", underlyingError: error)
         }
-        let credentials = FormURLEncoding.encode(configuration.clientID) + ":" + FormURLEncoding.encode(secret)
-        return "Basic " + Data(credentials.utf8).base64EncodedString()
+    }
+
+    /// `true` when a response refuses a DPoP proof for want of a (new) nonce: the
+    /// authorization server's `{"error": "use_dpop_nonce"}` (RFC 9449 §8) or a resource
+    /// server's `WWW-Authenticate: DPoP error="use_dpop_nonce"` (§9).
+    static func asksForDPoPNonce(_ response: HTTPResponse, body: Data) -> Bool {
+        guard response.status.kind == .clientError else { return false }
+        let code = OAuth2Error.Code.useDPoPNonce.rawValue
+        for value in response.headerFields[values: .wwwAuthenticate] {
+            if let challenge = WWWAuthenticate(value), challenge.scheme.lowercased() == "dpop", challenge.parameters["error"] == code {
+                return true
+            }
+        }
+        return ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])?["error"]?.stringValue == code
     }
 }

@@ -48,6 +48,11 @@ public struct ClientAuthenticationMethod: RawRepresentable, Hashable, Sendable, 
     public static let clientSecretPost: Self = "client_secret_post"
     /// A public client: `client_id` in the body, no secret.
     public static let none: Self = "none"
+    /// A JWT signed with the client secret (HMAC), RFC 7523 §2.2 / OIDC Core §9.
+    public static let clientSecretJWT: Self = "client_secret_jwt"
+    /// A JWT signed with the client's private key (``ClientConfiguration/privateKey``),
+    /// RFC 7523 §2.2 / OIDC Core §9.
+    public static let privateKeyJWT: Self = "private_key_jwt"
 }
 
 /// Everything the client knows about itself: identity, credentials, redirect URI, default
@@ -81,6 +86,25 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     public var idTokenValidation: IDTokenValidationOptions
     /// The server's deviations from the RFCs the client bends to; none by default.
     public var quirks: ServerQuirks
+    /// The client's private key: it signs `private_key_jwt` assertions and, unless
+    /// ``RequestObjectOptions/signingKey`` names another, request objects. Never logged.
+    /// When set and ``authenticationMethod`` is `nil`, the client uses `private_key_jwt`.
+    public var privateKey: JWSSigningKey? = nil
+    /// How `client_secret_jwt` and `private_key_jwt` assertions are made (audience,
+    /// lifetime, HMAC algorithm).
+    public var clientAssertion = ClientAssertionOptions()
+    /// DPoP (RFC 9449): when set, every token request (refresh included), pushed
+    /// authorization request and UserInfo or ``OAuth2Client/perform(_:body:with:)`` request
+    /// carries a proof signed with its key, and authorization requests carry `dpop_jkt`.
+    public var dpop: DPoPOptions? = nil
+    /// Push authorization requests (RFC 9126) even when the server does not require it.
+    /// Servers whose metadata says `require_pushed_authorization_requests: true` get pushed
+    /// requests whatever this says.
+    public var usePushedAuthorizationRequests = false
+    /// Send the authorization parameters as a signed request object (JAR, RFC 9101): by
+    /// value, or inside the pushed request when requests are pushed. `nil` (the default)
+    /// sends them as plain parameters.
+    public var requestObject: RequestObjectOptions? = nil
 
     /// Creates a configuration.
     public init(
@@ -108,7 +132,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// Checks what can be checked without a server: a client id, a usable redirect URI
     /// (absolute, no fragment — RFC 6749 §3.1.2), a secret when a secret method is chosen
     /// (`client_secret_basic` without one only with
-    /// ``ServerQuirks/basicAuthenticationWithEmptySecret``).
+    /// ``ServerQuirks/basicAuthenticationWithEmptySecret``), an asymmetric ``privateKey`` for
+    /// `private_key_jwt`, an HMAC ``ClientAssertionOptions/secretAlgorithm``.
     ///
     /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` naming what is wrong.
     public func validate() throws(OAuth2Error) {
@@ -126,11 +151,26 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         {
             throw .client(.invalidConfiguration, "\(method) needs a client secret.")
         }
+        if let privateKey, privateKey.algorithm.isHMAC {
+            throw .client(.invalidConfiguration, "The private key must be asymmetric (RSA, EC or Ed25519); an HMAC secret is the client secret.")
+        }
+        switch authenticationMethod {
+        case .privateKeyJWT? where privateKey == nil:
+            throw .client(.invalidConfiguration, "private_key_jwt needs a private key.")
+        case .clientSecretJWT? where clientSecret?.isEmpty ?? true:
+            throw .client(.invalidConfiguration, "client_secret_jwt needs a client secret.")
+        default:
+            break
+        }
+        if !clientAssertion.secretAlgorithm.isHMAC {
+            throw .client(.invalidConfiguration, "client_secret_jwt signs with HS256, HS384 or HS512, not \(clientAssertion.secretAlgorithm).")
+        }
     }
 
     /// The method to use with a server that supports `supported` (nil: not advertised).
     func resolvedAuthenticationMethod(supported: [String]?) -> ClientAuthenticationMethod {
         if let authenticationMethod { return authenticationMethod }
+        if privateKey != nil { return .privateKeyJWT }
         guard let secret = clientSecret, !secret.isEmpty else { return .none }
         guard let supported, !supported.isEmpty else { return .clientSecretBasic }
         if supported.contains(ClientAuthenticationMethod.clientSecretBasic.rawValue) { return .clientSecretBasic }
@@ -146,6 +186,10 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if let redirectURI { parts.append("redirectURI: \(redirectURI.absoluteString)") }
         if !scopes.isEmpty { parts.append("scopes: \(scopes.joined(separator: " "))") }
         if !quirks.isEmpty { parts.append("quirks: \(quirks)") }
+        if let privateKey { parts.append("privateKey: \(privateKey.algorithm) \(Redactor.placeholder)") }
+        if let dpop { parts.append("dpop: \(dpop.key.algorithm)") }
+        if usePushedAuthorizationRequests { parts.append("pushedAuthorizationRequests: true") }
+        if requestObject != nil { parts.append("requestObject: signed") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }
 }

@@ -63,8 +63,9 @@ extension OAuth2Client {
     ///   GitHub does).
     /// - A failure that may pass (network, timeout, HTTP 5xx or 429) doubles the interval
     ///   (up to 60 seconds) and polls again; the sixth such failure in a row is thrown.
-    /// - A token response is handled as every grant's: an ID token in it is verified
-    ///   before the tokens are returned.
+    /// - A token response is handled as every grant's: each poll carries a DPoP proof with
+    ///   ``ClientConfiguration/dpop`` (a Bearer answer is then refused), and an ID token in
+    ///   it is verified before the tokens are returned.
     ///
     /// - Parameters:
     ///   - clock: the clock that measures intervals and the code's lifetime; tests pass a
@@ -140,7 +141,7 @@ extension OAuth2Client {
         let grant = Grant.deviceCode(authorization.deviceCode)
         let (response, body, sentAt) = try await post(
             url, parameters: [("grant_type", grant.type)] + grant.parameters, kind: .token,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported)
+            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true)
         let receivedAt = now()
         let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
         if let error = ResponseParsing.error(in: response, members: members, kind: .token, now: receivedAt) {
@@ -157,6 +158,7 @@ extension OAuth2Client {
         let tokens = try TokenSet.parse(
             response: response, body: body, requestedScopes: authorization.scopes.nilIfEmpty, sentAt: sentAt,
             receivedAt: receivedAt, quirks: configuration.quirks)
+        try checkBinding(of: tokens, statusCode: response.status.code)
         try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
         return .tokens(tokens)
     }

@@ -161,6 +161,9 @@ extension OAuth2Error {
         public static let invalidDPoPProof: Code = "invalid_dpop_proof"
         /// `use_dpop_nonce`
         public static let useDPoPNonce: Code = "use_dpop_nonce"
+        /// The library's own: a token requested with a DPoP proof came back as a Bearer
+        /// token, which ``DPoPOptions/allowsBearerTokens`` does not allow.
+        public static let unboundToken: Code = "unbound_token"
         // RFC 9126 / RFC 9101
         /// `invalid_request_uri`
         public static let invalidRequestURI: Code = "invalid_request_uri"

@@ -20,7 +20,7 @@ public enum Redactor {
         "error", "error_description", "error_uri", "prompt", "max_age", "ui_locales", "acr_values",
         "display", "resource", "audience", "active", "interval", "iss", "issuer", "exp", "iat", "nbf",
         "requested_token_type", "issued_token_type", "subject_token_type", "actor_token_type",
-        "client_assertion_type", "aud", "verification_uri",
+        "client_assertion_type", "aud", "verification_uri", "dpop_jkt",
     ]
 
     /// Header names whose values are safe to show.

@@ -97,7 +97,9 @@ extension OAuth2Client {
     }
 
     /// GETs the UserInfo endpoint with the access token in the `Authorization` header (never
-    /// in the URL). A JSON answer is parsed strictly; an `application/jwt` answer is
+    /// in the URL) — for a DPoP token, with a proof signed by ``ClientConfiguration/dpop``'s
+    /// key (and the server's nonce, retried once when it asks for a new one; see
+    /// ``perform(_:body:with:)``). A JSON answer is parsed strictly; an `application/jwt` answer is
     /// verified like an ID token (algorithms from `userinfo_signing_alg_values_supported`
     /// or the ID-token ones; `iss` and `aud` checked when present).
     ///
@@ -105,17 +107,14 @@ extension OAuth2Client {
     ///   `nil` only when there is no ID token (plain OAuth).
     /// - Throws: ``OAuth2Error/Code/invalidUserInfo`` (wrong `sub`, bad signature,
     ///   malformed); ``OAuth2Error/Code/invalidToken`` when the server refuses the token
-    ///   (401 with `WWW-Authenticate`); ``OAuth2Error/Code/missingEndpoint``; transport
-    ///   errors.
+    ///   (401 with `WWW-Authenticate`), also when a DPoP-bound token is sent without its
+    ///   proof; ``OAuth2Error/Code/invalidConfiguration`` for a DPoP token without a DPoP
+    ///   key in the configuration; ``OAuth2Error/Code/missingEndpoint``; transport errors.
     public func userInfo(accessToken: String, tokenType: TokenType = .bearer, expectedSubject: String?) async throws -> UserInfo {
         let url = try endpoint(metadata.userInfoEndpoint, "userinfo endpoint")
-        guard tokenType == .bearer else {
-            throw OAuth2Error.client(.invalidRequest, "A \(tokenType) token needs a proof of possession; use a Session with DPoP.")
-        }
         var request = try HTTPRequest.make(method: .get, url: url)
-        request.headerFields[.authorization] = "Bearer \(accessToken)"
         request.headerFields[.accept] = "application/json, application/jwt"
-        let (response, body) = try await pipeline.send(request, body: nil, kind: .userInfo)
+        let (response, body) = try await send(request, body: nil, accessToken: accessToken, tokenType: tokenType, kind: .userInfo)
         let contentType = response.headerFields[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard response.status.kind == .successful else {
             let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])

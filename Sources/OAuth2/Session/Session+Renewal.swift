@@ -11,7 +11,7 @@ extension Session {
     /// Returns fresh tokens, renewing them in one shared flight if needed. `rejected` is an
     /// access token a resource server refused, or the current one for a forced renewal.
     nonisolated func renew(rejecting rejected: String?) async throws -> TokenSet {
-        let now = client.now()
+        let now = baseClient.now()
         enum Entry { case answered(Result<TokenSet, OAuth2Error>), wait(id: UInt64) }
         let entry: Entry = state.locked { state in
             // Another caller may have renewed meanwhile.
@@ -59,7 +59,7 @@ extension Session {
     }
 
     private nonisolated func makeRenewer(memory: TokenSet?, rejecting rejected: String?) -> Renewer {
-        Renewer(key: key, client: client, store: store, options: options, memory: memory, rejected: rejected)
+        Renewer(key: key, client: baseClient, dpop: dpop, store: store, options: options, memory: memory, rejected: rejected)
     }
 
     /// Runs a renewal in a task of its own: not a child of any caller's task, so that
@@ -77,7 +77,7 @@ extension Session {
     }
 
     private nonisolated func finish(_ result: Result<Renewer.Outcome, any Error>) {
-        let now = client.now()
+        let now = baseClient.now()
         var resumptions: [(SessionState.Waiter, Result<TokenSet, any Error>)] = []
         var restart: Renewer?
         var note: (level: Logger.Level, message: String)?
@@ -168,7 +168,7 @@ extension Session {
                 }
             }
         }
-        if let note { client.logger.log(level: note.level, "session \(key): \(note.message)") }
+        if let note { baseClient.logger.log(level: note.level, "session \(key): \(note.message)") }
         for (waiter, result) in resumptions { waiter.continuation.resume(with: result) }
         if let restart { launch(restart) }
     }
@@ -209,7 +209,10 @@ struct Renewer: Sendable {
     }
 
     let key: SessionKey
+    /// The session's client, before its DPoP key is settled.
     let client: OAuth2Client
+    /// The session's DPoP options; a key stored with the record wins.
+    let dpop: SessionDPoP
     let store: any TokenStore
     let options: Session.Options
     /// The session's tokens when the renewal started.
@@ -220,6 +223,9 @@ struct Renewer: Sendable {
     func run() async throws -> Outcome {
         try await store.withExclusiveAccess(to: key) {
             let stored = try await store.load(key)
+            // Tokens bound to a stored DPoP key are renewed with that key.
+            let dpopOptions = dpop.adopt(stored, logger: self.client.logger)
+            let client = self.client.withDPoP(dpopOptions)
             let newest = Self.newest(stored?.tokens, memory)
             if let newest, newest.accessToken != rejected,
                 client.now() < TokenExpiry(newest, leeway: options.leeway).renewAt
@@ -252,6 +258,7 @@ struct Renewer: Sendable {
             var record = stored ?? StoredSession(key: key, tokens: renewed)
             record.tokens = renewed
             record.updatedAt = client.now()
+            if let dpopKey = dpopOptions?.key { record.setDPoPKey(dpopKey) }
             do {
                 try await store.save(record)
             } catch {

@@ -17,8 +17,12 @@ import Logging
 ///   ``TokenStore/withExclusiveAccess(to:_:)``, re-reads the record, asks the server only if
 ///   the stored token still needs it, and saves the answer — a rotated refresh token is in
 ///   the store before any caller gets the new access token.
-/// - ``authorize(_:)`` adds the `Authorization` header; ``perform(_:body:)`` sends the request
-///   and, on a 401, renews the token once and retries once.
+/// - ``authorize(_:)`` adds the `Authorization` header (and a DPoP proof for a DPoP-bound
+///   token); ``perform(_:body:)`` sends the request and, on a 401, renews the token once and
+///   retries once.
+/// - With ``ClientConfiguration/dpop``, the key is saved with the tokens and read back with
+///   them, so every renewal and every request of the session uses the key its tokens are
+///   bound to.
 /// - A transient failure (network, 5xx, 429) keeps every token; a refused refresh token
 ///   (`invalid_grant`) removes them and throws ``OAuth2Error/Code/signInRequired``.
 /// - ``events()`` reports refreshes and sign-outs; ``signOut(_:endSession:progress:)`` revokes
@@ -31,8 +35,15 @@ import Logging
 public actor Session {
     /// Whose session this is: the client's issuer and client id, and the account.
     public nonisolated let key: SessionKey
-    /// The client that renews and revokes the tokens.
-    public nonisolated let client: OAuth2Client
+    /// The client that renews and revokes the tokens. With DPoP, its
+    /// ``ClientConfiguration/dpop`` key is the one the session's tokens are bound to: the
+    /// key stored with them (``StoredSession/dpopKey()``) once the session has read its
+    /// record, else the key of the client it was created with.
+    public nonisolated var client: OAuth2Client { baseClient.withDPoP(dpop.current) }
+    /// The client the session was created with.
+    nonisolated let baseClient: OAuth2Client
+    /// The session's DPoP options: the client's, until a stored key replaces them.
+    let dpop: SessionDPoP
     /// Where the tokens are kept.
     public nonisolated let store: any TokenStore
     /// How tokens are renewed.
@@ -60,7 +71,8 @@ public actor Session {
         options: Options = Options()
     ) {
         self.key = Self.key(for: client, account: account)
-        self.client = client
+        self.baseClient = client
+        dpop = SessionDPoP(client.configuration.dpop)
         self.store = store
         self.options = options
     }
@@ -79,21 +91,24 @@ public actor Session {
     ) async throws {
         let key = Self.key(for: client, account: account)
         self.key = key
-        self.client = client
+        self.baseClient = client
+        dpop = SessionDPoP(client.configuration.dpop)
         self.store = store
         self.options = options
-        try await Self.save(signedIn: tokens, key: key, store: store, now: client.now())
+        try await Self.save(signedIn: tokens, dpopKey: client.configuration.dpop?.key, key: key, store: store, now: client.now())
         state.locked { $0.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway)) }
     }
 
     /// Saves the tokens of a sign-in under the store's lock (so that a renewal in another
     /// process cannot overwrite them with older ones), keeping the record's other members
-    /// but its `subject`, which belongs to the previous sign-in.
-    static func save(signedIn tokens: TokenSet, key: SessionKey, store: any TokenStore, now: Date) async throws {
+    /// but its `subject`, which belongs to the previous sign-in, and its DPoP key, which
+    /// becomes `dpopKey` (the key the new tokens are bound to, if any).
+    static func save(signedIn tokens: TokenSet, dpopKey: DPoPKey?, key: SessionKey, store: any TokenStore, now: Date) async throws {
         try await store.withExclusiveAccess(to: key) {
             var record = try await store.load(key) ?? StoredSession(key: key, tokens: tokens)
             record.tokens = tokens
             record.subject = nil
+            record.setDPoPKey(dpopKey)
             record.updatedAt = now
             try await store.save(record)
         }
@@ -102,7 +117,8 @@ public actor Session {
     /// Restores the session of `account` from `store`; `nil` when the store has none.
     ///
     /// The tokens are read as stored, expired or not: the first ``freshAccessToken()``
-    /// renews them if needed.
+    /// renews them if needed. A DPoP key stored with them replaces the client's own, so that
+    /// a restarted process keeps its sender-constrained tokens working.
     ///
     /// - Throws: what the store's `load` throws.
     public static func restore(
@@ -113,6 +129,7 @@ public actor Session {
     ) async throws -> Session? {
         let session = Session(client: client, store: store, account: account, options: options)
         guard let record = try await store.load(session.key) else { return nil }
+        session.dpop.adopt(record, logger: client.logger)
         session.state.locked { $0.current = .init(tokens: record.tokens, expiry: TokenExpiry(record.tokens, leeway: options.leeway)) }
         return session
     }
@@ -146,7 +163,7 @@ public actor Session {
     ///   ``OAuth2Error/retryAfter``) with every token kept; ``OAuth2Error/Code/cancelled``
     ///   when the calling task is cancelled while waiting; what the store throws.
     public nonisolated func freshTokens() async throws -> TokenSet {
-        if let snapshot = state.snapshot, client.now() < snapshot.expiry.renewAt {
+        if let snapshot = state.snapshot, baseClient.now() < snapshot.expiry.renewAt {
             return snapshot.tokens
         }
         return try await renew(rejecting: nil)
@@ -184,9 +201,10 @@ public actor Session {
     /// - Throws: what `obtain` throws; ``OAuth2Error/Code/cancelled``; what the store throws.
     @discardableResult
     public func signIn(_ obtain: @Sendable (OAuth2Client) async throws -> TokenSet) async throws -> TokenSet {
+        let client = self.client
         let tokens = try await obtain(client)
         try Self.checkCancellation("The sign-in was cancelled; the session keeps its previous tokens.")
-        try await Self.save(signedIn: tokens, key: key, store: store, now: client.now())
+        try await Self.save(signedIn: tokens, dpopKey: client.configuration.dpop?.key, key: key, store: store, now: client.now())
         replaceTokens(tokens, event: .signedIn(tokens))
         return tokens
     }

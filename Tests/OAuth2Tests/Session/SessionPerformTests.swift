@@ -118,12 +118,4 @@ import Testing
         #expect(provider.resourceCalls == ["Bearer cc-1", "Bearer cc-2"])
         #expect(provider.tokenForms.map { $0["grant_type"] } == ["client_credentials", "client_credentials"])
     }
-
-    @Test func dpopBoundTokensAreRefusedUntilDPoPExists() async throws {
-        let provider = ScriptedProvider()
-        var tokens = freshTokens("at-0")
-        tokens.tokenType = .dpop
-        let session = try await Session(client: try provider.client(), tokens: tokens)
-        await #expect(throws: OAuth2Error.self) { try await session.authorize(HTTPRequest(method: .get, url: ScriptedProvider.api)) }
-    }
 }
