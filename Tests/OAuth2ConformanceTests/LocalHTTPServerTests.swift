@@ -22,24 +22,3 @@ import Testing
     }
 }
 
-@Suite struct URLSessionChallengeTests {
-    /// RFC 6749 §5.2: a wrong secret sent with Basic gets a 401 with a Basic challenge.
-    /// FoundationNetworking (Swift 6.3.1) never finishes such a request by itself; the
-    /// transport must hand the 401 back at once, as `invalid_client`.
-    @Test func aBasicChallengeComesBackAsInvalidClient() async throws {
-        try await LocalHTTPServer.with(handler: { _ in
-            .json(401, #"{"error":"invalid_client","error_description":"bad secret"}"#, headers: [.wwwAuthenticate: #"Basic realm="token""#])
-        }) { server in
-            let metadata = ServerMetadata(issuer: server.baseURL, tokenEndpoint: server.baseURL.appendingPathComponent("token"))
-            let client = try OAuth2Client(
-                metadata: metadata,
-                configuration: ClientConfiguration(clientID: "c", clientSecret: "wrong", authenticationMethod: .clientSecretBasic),
-                transport: URLSessionTransport(options: TransportOptions(timeout: .seconds(20))))
-            let started = ContinuousClock.now
-            let error = await #expect(throws: OAuth2Error.self) { try await client.clientCredentials() }
-            #expect(error?.code == .invalidClient)
-            #expect(error?.statusCode == 401)
-            #expect(ContinuousClock.now - started < .seconds(5))
-        }
-    }
-}
