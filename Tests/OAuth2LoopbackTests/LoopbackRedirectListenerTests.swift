@@ -119,7 +119,7 @@ import Testing
             #expect(error.code == .timeout)
             #expect(error.message?.contains(listener.redirectURI.absoluteString) == true)
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30))
         try await Self.expectPortReleased(listener.port)
         await #expect(throws: OAuth2Error.self, "a finished listener does not wait again") {
             try await listener.waitForCallback(timeout: .milliseconds(10))
@@ -139,7 +139,7 @@ import Testing
         } catch let error as OAuth2Error {
             #expect(error.code == .cancelled)
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30))
         try await Self.expectPortReleased(port)
     }
 

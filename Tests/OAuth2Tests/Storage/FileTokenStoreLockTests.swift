@@ -94,7 +94,8 @@ import Darwin
             waiter.cancel()
             let result = await waiter.result
             #expect(throws: CancellationError.self) { try result.get() }
-            #expect(ContinuousClock.now - started < .seconds(2), "cancelling does not wait for the other process")
+            // The other process holds the lock until the test kills it: any wait would be endless.
+            #expect(ContinuousClock.now - started < .seconds(30), "cancelling does not wait for the other process")
             #expect(await entered.maximum == 0)
         }
     }
