@@ -2,6 +2,26 @@ import Foundation
 import NIOHTTP1
 
 extension ProviderCore {
+    /// The opening of every client-authenticated POST endpoint: the method, the form body,
+    /// the client's authentication, and no repeated parameter (RFC 6749 §3.2).
+    func authenticatedForm(_ request: HTTPServerRequest) -> Result<(Parameters, TestProvider.Client), HTTPServerReply> {
+        guard request.method == .POST else { return .failure(.methodNotAllowed("POST")) }
+        let parameters: Parameters
+        switch Parameters.read(request, body: true) {
+        case .success(let read): parameters = read
+        case .failure(let reply): return .failure(reply)
+        }
+        let client: TestProvider.Client
+        switch authenticateClient(request, parameters) {
+        case .success(let authenticated): client = authenticated
+        case .failure(let reply): return .failure(reply)
+        }
+        if let name = parameters.duplicated.sorted().first {
+            return .failure(.oauthError("invalid_request", "The parameter \(name) is repeated."))
+        }
+        return .success((parameters, client))
+    }
+
     /// Authenticates the client of a token, device, introspection or revocation request
     /// (RFC 6749 §2.3): `client_secret_basic` (the id and secret form-encoded, then joined
     /// and base64-encoded), `client_secret_post`, or — for public clients only — just

@@ -12,19 +12,11 @@ extension TestProvider {
 extension ProviderCore {
     /// The device authorization endpoint (RFC 8628 §3.1, §3.2).
     func deviceAuthorization(_ request: HTTPServerRequest, now: Date) -> HTTPServerReply {
-        guard request.method == .POST else { return .methodNotAllowed("POST") }
         let parameters: Parameters
-        switch Parameters.read(request, body: true) {
-        case .success(let read): parameters = read
-        case .failure(let reply): return reply
-        }
         let client: TestProvider.Client
-        switch authenticateClient(request, parameters) {
-        case .success(let authenticated): client = authenticated
+        switch authenticatedForm(request) {
+        case .success(let form): (parameters, client) = form
         case .failure(let reply): return reply
-        }
-        if let name = parameters.duplicated.sorted().first {
-            return .oauthError("invalid_request", "The parameter \(name) is repeated.")
         }
         guard client.grantTypes.contains(.deviceCode) else {
             return .oauthError("unauthorized_client", "The client may not use the device flow.")

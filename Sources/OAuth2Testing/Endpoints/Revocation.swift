@@ -7,19 +7,11 @@ extension ProviderCore {
     /// token revokes its whole grant; an access token, only itself. An unknown token is
     /// answered 200 (§2.2); a token of another client is refused.
     func revoke(_ request: HTTPServerRequest, now: Date) -> HTTPServerReply {
-        guard request.method == .POST else { return .methodNotAllowed("POST") }
         let parameters: Parameters
-        switch Parameters.read(request, body: true) {
-        case .success(let read): parameters = read
-        case .failure(let reply): return reply
-        }
         let client: TestProvider.Client
-        switch authenticateClient(request, parameters) {
-        case .success(let authenticated): client = authenticated
+        switch authenticatedForm(request) {
+        case .success(let form): (parameters, client) = form
         case .failure(let reply): return reply
-        }
-        if let name = parameters.duplicated.sorted().first {
-            return .oauthError("invalid_request", "The parameter \(name) is repeated.")
         }
         guard let token = parameters["token"] else { return .oauthError("invalid_request", "token is missing.") }
         return state.withLockedValue { state in

@@ -7,19 +7,11 @@ extension ProviderCore {
     /// The token endpoint (RFC 6749 §3.2): every grant of the core, refresh, and the device
     /// code grant.
     func token(_ request: HTTPServerRequest, now: Date) -> HTTPServerReply {
-        guard request.method == .POST else { return .methodNotAllowed("POST") }
         let parameters: Parameters
-        switch Parameters.read(request, body: true) {
-        case .success(let read): parameters = read
-        case .failure(let reply): return reply
-        }
         let client: TestProvider.Client
-        switch authenticateClient(request, parameters) {
-        case .success(let authenticated): client = authenticated
+        switch authenticatedForm(request) {
+        case .success(let form): (parameters, client) = form
         case .failure(let reply): return reply
-        }
-        if let name = parameters.duplicated.sorted().first {
-            return .oauthError("invalid_request", "The parameter \(name) is repeated.")
         }
         guard let grantType = parameters["grant_type"] else { return .oauthError("invalid_request", "grant_type is missing.") }
         let type = TestProvider.GrantType(rawValue: grantType)
