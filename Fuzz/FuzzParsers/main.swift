@@ -31,7 +31,12 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let body = Data(bytes.dropFirst())
     var fields = HTTPFields()
     if let type = Fixture.contentTypes[(selector >> 3) % Fixture.contentTypes.count] { fields[.contentType] = type }
-    if selector & 0x80 != 0 { fields[.retryAfter] = String(decoding: body.prefix(40), as: UTF8.self) }
+    if selector & 0x80 != 0 {
+        // The same untrusted text as the HTTP dates a response carries (Retry-After, Date).
+        let header = String(decoding: body.prefix(40), as: UTF8.self)
+        fields[.retryAfter] = header
+        fields[.date] = header
+    }
     let response = HTTPResponse(status: .init(code: Fixture.statuses[(selector >> 4) % Fixture.statuses.count]), headerFields: fields)
     do {
         switch selector % 6 {
