@@ -8,9 +8,13 @@ ROOT=$(cd "$TS_DIR/../.." && pwd)
 STATE=${OAUTH2_TEST_STATE_DIR:-$ROOT/.build/test-servers}
 
 # The fixed test identities: seeded into the servers and written to $STATE/env by up.sh.
-REDIRECT_URI=http://127.0.0.1:9999/callback
+# The ports can be moved (OAUTH2_TEST_*_PORT) so that two checkouts can run their servers side
+# by side, each with its own OAUTH2_TEST_STATE_DIR or checkout.
+REDIRECT_PORT=${OAUTH2_TEST_REDIRECT_PORT:-9999}
+REDIRECT_URI=http://127.0.0.1:$REDIRECT_PORT/callback
 TEST_USER=alice TEST_PASSWORD=alice-pw
-GLEWLWYD_PORT=4593 DOT_PORT=8000 TLS_PORT=4443
+GLEWLWYD_PORT=${OAUTH2_TEST_GLEWLWYD_PORT:-4593} DOT_PORT=${OAUTH2_TEST_DOT_PORT:-8000}
+TLS_PORT=${OAUTH2_TEST_TLS_PORT:-4443}
 GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
 DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
