@@ -1,5 +1,5 @@
-// libFuzzer harness for the JWK set decoder; built without --sanitize=fuzzer this program
-// does nothing.
+// libFuzzer harness for the JWK set decoder and the private-key loaders (a JWK or a PEM, as
+// `--private-key FILE` reads them); built without --sanitize=fuzzer this program does nothing.
 import Foundation
 import OAuth2
 
@@ -19,5 +19,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     } catch {
         fatalError("unexpected error type: \(type(of: error))")
     }
+    // Typed throws: these loaders can only throw JOSEError.
+    if let key = try? JWSSigningKey(jwkData: data) { _ = key.publicKey?.thumbprint; _ = key.privateJWK }
+    if let key = try? JWSSigningKey(pem: String(decoding: data, as: UTF8.self)) { _ = key.publicKey?.thumbprint }
     return 0
 }

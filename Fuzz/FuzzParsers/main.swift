@@ -3,7 +3,8 @@ import Foundation
 import HTTPTypes
 import OAuth2
 
-// The first byte picks the parser and the status/content type; the rest is the input.
+// The first byte picks the parser (token, introspection, metadata, callback query, URL
+// redaction and DPoP htu, callback fragment) and the status/content type; the rest is the input.
 // Every parser must return or throw OAuth2Error: a crash, a hang or another error is a bug.
 // Fixtures are static members, initialized on first use: libFuzzer provides `main`, so the
 // top-level code of this file never runs and top-level globals would stay uninitialized.
@@ -48,7 +49,15 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
                 _ = try AuthorizationResponse(callbackURL: url, request: request)
             }
         case 4:
-            if let url = URL(string: String(decoding: body, as: UTF8.self)) { _ = Redactor.url(url) }
+            if let url = URL(string: String(decoding: body, as: UTF8.self)) {
+                _ = Redactor.url(url)
+                // DPoP's htu normalisation must be idempotent: a server normalising our htu
+                // again has to get the same text.
+                let htu = DPoPProof.targetURI(for: url)
+                if let again = URL(string: htu), DPoPProof.targetURI(for: again) != htu {
+                    fatalError("htu normalisation is not idempotent")
+                }
+            }
         default:
             if let request = Fixture.request, let url = URL(string: "http://127.0.0.1:9/cb#" + String(decoding: body, as: UTF8.self)) {
                 _ = try AuthorizationResponse(callbackURL: url, request: request)

@@ -178,12 +178,23 @@ public struct DPoPProof: Sendable, Hashable {
     /// `htu` for a URL: scheme and host in lower case, the scheme's default port removed,
     /// user info, query and fragment removed, an empty path made `/`, percent-encodings of
     /// unreserved characters decoded and the others in upper case, dot segments removed.
+    /// A URL without a host (never a valid DPoP target) is only stripped of its query and
+    /// fragment: normalising its path could make part of it read as a host.
     public static func targetURI(for url: URL) -> String {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true), let scheme = components.scheme?.lowercased() else {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true), let scheme = components.scheme?.lowercased() else {
             return url.absoluteString
         }
+        // The host as sent on the wire (IDNA, percent-encoded); `percentEncodedHost` would
+        // turn punycode back into percent-encoded Unicode, so a second pass would differ.
+        guard let host = components.encodedHost, !host.isEmpty else {
+            components.percentEncodedQuery = nil
+            components.percentEncodedFragment = nil
+            return components.string ?? url.absoluteString
+        }
         var text = scheme + "://"
-        if let host = components.percentEncodedHost { text += normalisedPercentEncoding(host).lowercased() }
+        // Lower case, then the percent-encodings (again) in upper case with unreserved
+        // characters decoded.
+        text += normalisedPercentEncoding(normalisedPercentEncoding(host).lowercased())
         if let port = components.port, !(scheme == "https" && port == 443), !(scheme == "http" && port == 80) {
             text += ":\(port)"
         }
