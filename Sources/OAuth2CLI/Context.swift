@@ -69,6 +69,7 @@ struct Context {
             authenticationMethod: profile.authMethod.map(ClientAuthenticationMethod.init(rawValue:)),
             redirectURI: profile.redirectURI.flatMap(URL.init(string:)), scopes: profile.scopes)
         if !profile.parameters.isEmpty { configuration.additionalParameters[.authorization] = profile.parameters }
+        try Self.apply(profile.options, to: &configuration)
         // Endpoints given by hand complete (or replace) discovery.
         let given = ServerMetadata(
             authorizationEndpoint: profile.authorizationEndpoint.flatMap(URL.init(string:)),
@@ -86,6 +87,26 @@ struct Context {
         let discovered = try await OAuth2Client.discover(issuer: url, configuration: configuration, logger: logger)
         guard !given.fields.isEmpty else { return discovered }
         return try OAuth2Client(metadata: discovered.metadata.filling(from: given), configuration: configuration, logger: logger)
+    }
+
+    /// Applies a profile's options of JWT client authentication and pushed requests: the
+    /// `private_key_jwt` key is read from its file here, each time (the profile keeps only
+    /// its path).
+    static func apply(_ options: [String: String], to configuration: inout ClientConfiguration) throws {
+        if let path = options[ProfileOption.privateKey] {
+            do {
+                configuration.privateKey = try JWSSigningKey(contentsOf: URL(fileURLWithPath: path), keyID: options[ProfileOption.keyID])
+            } catch {
+                throw CLIError.usage("The private key file \(path) is not usable: \(error)")
+            }
+        }
+        if let name = options[ProfileOption.assertionAudience] {
+            guard let audience = ClientAuthOptions.Audience(rawValue: name) else {
+                throw CLIError.usage("The profile's assertion audience \"\(name)\" is not one of issuer, token-endpoint, endpoint.")
+            }
+            configuration.clientAssertion.audience = audience.library
+        }
+        configuration.usePushedAuthorizationRequests = options[ProfileOption.par] == "true"
     }
 
     /// The presets that need no argument, by name.
@@ -126,6 +147,10 @@ struct Context {
         let client = try await client(for: profile, secret: try await clientSecret(for: profile, store: store))
         guard let session = try await Session.restore(client: client, store: store, account: profileName, options: Self.sessionOptions(for: profile)) else {
             throw CLIError.signInAgain("Profile \"\(profileName)\" has no stored tokens: run `oauth2 login`.")
+        }
+        // DPoP-bound tokens need the key stored with them: without it every request would fail.
+        if profile.options[ProfileOption.dpop] != nil, session.client.configuration.dpop == nil {
+            throw CLIError.signInAgain("Profile \"\(profileName)\" uses DPoP but its key is not in the token store: run `oauth2 login --dpop` again.")
         }
         return (profile, session)
     }

@@ -3,6 +3,6 @@
 // stderr, and fixed exit codes (ExitStatus).
 import Foundation
 
-let arguments = GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst()))
+let arguments = GlobalOptions.hoisted(DPoPArgument.expanded(Array(CommandLine.arguments.dropFirst())))
 let status = await CLI.run(arguments)
 exit(status.rawValue)

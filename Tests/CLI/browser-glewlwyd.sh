@@ -9,6 +9,9 @@ api=${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}/api
 jar=${OAUTH2_E2E_JAR:?}
 client=$(printf '%s' "$url" | sed -n 's/.*[?&]client_id=\([^&]*\).*/\1/p')
 scope=$(printf '%s' "$url" | sed -n 's/.*[?&]scope=\([^&]*\).*/\1/p' | sed 's/+/ /g; s/%20/ /g')
+# A pushed request's URL names no scope (only client_id and request_uri): consent to the
+# scopes the e2e tests ask for, as the user would on the consent page.
+[ -n "$scope" ] || scope=${OAUTH2_E2E_SCOPE:-openid profile read}
 case "$url" in
   *"/end_session"*|*"/logout"*) ;;
   *)

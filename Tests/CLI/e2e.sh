@@ -145,5 +145,123 @@ expect "no client secret is in a profile file" sh -c "! grep -rq 'secret' '$OAUT
 check dot "refresh token refused: sign in again (5)" 0 "$BIN" --profile pw revoke --token refresh
 check dot "token after the refresh token was revoked (5)" 5 "$BIN" --profile pw token --force-refresh
 
+echo "== Glewlwyd: DPoP, PAR, JWT client authentication"
+G_URL=${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}
+G_NONCE=${OAUTH2_TEST_GLEWLWYD_NONCE_ISSUER:-$G_URL/api/oidc-nonce}
+G_PAR=${OAUTH2_TEST_GLEWLWYD_PAR_ISSUER:-$G_URL/api/oidc-par}
+CONF_ID=${OAUTH2_TEST_GLEWLWYD_CONF_ID:-code-conf} CONF_SECRET=${OAUTH2_TEST_GLEWLWYD_CONF_SECRET:-code-conf-secret}
+JWT_SECRET_ID=${OAUTH2_TEST_GLEWLWYD_JWT_SECRET_ID:-jwt-secret}
+JWT_SECRET_SECRET=${OAUTH2_TEST_GLEWLWYD_JWT_SECRET_SECRET:-jwt-secret-0123456789abcdef0123456789abcdef}
+JWT_KEY_ID=${OAUTH2_TEST_GLEWLWYD_JWT_KEY_ID:-jwt-key}
+KEYS=$HERE/../Fixtures/glewlwyd
+# glogin PROFILE ISSUER ARGS...: an authorization-code login through the Glewlwyd "browser".
+glogin() {
+  local profile=$1 issuer=$2; shift 2
+  rm -f "$OAUTH2_E2E_JAR"
+  env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" login --profile "$profile" --store file --issuer "$issuer" \
+    --redirect-uri "$REDIRECT" --scope "openid profile read" --timeout 60 "$@"
+}
+# jkt: the cnf.jkt of the access token `decode` printed last.
+jkt() { jq -r '.claims.cnf.jkt // empty' "$WORK/out"; }
+
+# DPoP: a key made at login, kept with the tokens; each later command is a new process that
+# reads it back from the store and sends proofs with it.
+check glewlwyd "login --dpop" 0 glogin dpop "$GLEWLWYD" --client-id "$CONF_ID" --client-secret "$CONF_SECRET" --dpop
+expect "the authorization request carried dpop_jkt" grep -q "dpop_jkt=" "$WORK/err"
+expect "the profile says DPoP ES256 and holds no key" sh -c "grep -q '\"dpop\" : \"ES256\"' '$OAUTH2_CONFIG_DIR/profiles/dpop.json' \
+  && ! grep -q '\"d\"' '$OAUTH2_CONFIG_DIR/profiles/dpop.json'"
+check glewlwyd "token (DPoP profile)" 0 "$BIN" --profile dpop token
+dpop_at=$(out)
+check glewlwyd "decode of a DPoP-bound token shows cnf" 0 "$BIN" decode "$dpop_at"
+dpop_jkt=$(jkt)
+expect "cnf.jkt is there" test -n "$dpop_jkt"
+check glewlwyd "status shows the stored DPoP key's thumbprint" 0 "$BIN" --profile dpop status --json
+expect "the stored key is the one the token is bound to" grep -q "\"dpop_jkt\" : \"$dpop_jkt\"" "$WORK/out"
+check glewlwyd "userinfo with a proof (key restored from the store)" 0 "$BIN" --profile dpop userinfo
+expect "userinfo prints sub" grep -q '"sub"' "$WORK/out"
+check glewlwyd "request with a proof (key restored from the store)" 0 "$BIN" --profile dpop request "$G_URL/api/oidc/userinfo"
+expect "request prints the body" grep -q '"sub"' "$WORK/out"
+check glewlwyd "the same token as Bearer (curl) is refused" 0 sh -c \
+  "test \"\$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer $dpop_at' '$G_URL/api/oidc/userinfo')\" = 401"
+check glewlwyd "token --force-refresh (DPoP: the refresh is proven with the stored key)" 0 "$BIN" --profile dpop token --force-refresh
+expect "a new token" test "$(out)" != "$dpop_at"
+"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null
+expect "the refreshed token is bound to the same key" test "$(jkt)" = "$dpop_jkt"
+check glewlwyd "introspect (DPoP profile)" 0 "$BIN" --profile dpop introspect
+expect "introspect says active" grep -q '"active" : true' "$WORK/out"
+check glewlwyd "revoke (DPoP profile)" 0 "$BIN" --profile dpop revoke
+check glewlwyd "token after revoke: sign in again" 5 "$BIN" --profile dpop token
+
+# A machine profile with an EdDSA key against the instance that demands DPoP nonces: each new
+# process starts without a nonce, is refused with use_dpop_nonce and sends the proof again.
+printf '%s\n' "${OAUTH2_TEST_PASSWORD:-alice-pw}" >"$WORK/gpw"
+check glewlwyd "DPoP nonce: password grant with --dpop EdDSA" 0 sh -c "\"$BIN\" --profile nonce --store file token --grant password \
+  --issuer '$G_NONCE' --client-id '$CONF_ID' --client-secret '$CONF_SECRET' --username '${OAUTH2_TEST_USER:-alice}' \
+  --password-stdin --scope 'openid read' --dpop EdDSA <'$WORK/gpw'"
+"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null
+expect "bound to an Ed25519 key" sh -c "test -n \"\$(jq -r '.claims.cnf.jkt // empty' '$WORK/out')\" \
+  && grep -q '\"dpop\" : \"EdDSA\"' '$OAUTH2_CONFIG_DIR/profiles/nonce.json'"
+check glewlwyd "DPoP nonce: token --force-refresh in a new process" 0 "$BIN" --profile nonce -v token --force-refresh
+expect "the token endpoint refused the nonce-less proof (400), then took the proof with its nonce (200)" \
+  sh -c "grep -q '/token → 400' '$WORK/err' && grep -q '/token → 200' '$WORK/err'"
+check glewlwyd "DPoP nonce: userinfo in a new process (resource server's nonce challenge)" 0 "$BIN" --profile nonce -v userinfo
+expect "userinfo prints sub" grep -q '"sub"' "$WORK/out"
+expect "UserInfo refused the nonce-less proof (401), then answered (200)" \
+  sh -c "grep -q '/userinfo → 401' '$WORK/err' && grep -q '/userinfo → 200' '$WORK/err'"
+check glewlwyd "DPoP nonce: request in a new process" 0 "$BIN" --profile nonce request "$G_NONCE/userinfo"
+
+# PAR: pushed on request (--par) and, unasked, where the server requires it.
+check glewlwyd "login --par" 0 glogin par "$GLEWLWYD" --client-id "$CONF_ID" --client-secret "$CONF_SECRET" --par
+expect "the browser got only client_id and request_uri" sh -c "grep -q 'request_uri=urn' '$WORK/err' && ! grep -q 'code_challenge=' '$WORK/err'"
+expect "the profile says PAR" grep -q '"par" : "true"' "$OAUTH2_CONFIG_DIR/profiles/par.json"
+check glewlwyd "userinfo after login --par" 0 "$BIN" --profile par userinfo
+check glewlwyd "login against the server that requires PAR (no --par)" 0 glogin par-required "$G_PAR" --client-id "$CONF_ID" \
+  --client-secret "$CONF_SECRET" --dpop
+expect "the request was pushed" sh -c "grep -q 'request_uri=urn' '$WORK/err' && ! grep -q 'code_challenge=' '$WORK/err'"
+check glewlwyd "userinfo on the PAR-requiring instance (DPoP too)" 0 "$BIN" --profile par-required userinfo
+
+# JWT client authentication (RFC 7523): Glewlwyd wants each assertion's aud to be the URL
+# of the endpoint it goes to (--assertion-audience endpoint) and refuses the issuer.
+check glewlwyd "client_secret_jwt: machine token" 0 "$BIN" --profile jwt-secret --store file token --grant client_credentials \
+  --issuer "$GLEWLWYD" --client-id "$JWT_SECRET_ID" --client-secret "$JWT_SECRET_SECRET" --auth-method client_secret_jwt \
+  --assertion-audience endpoint --scope read
+check glewlwyd "client_secret_jwt: introspect" 0 "$BIN" --profile jwt-secret introspect
+expect "introspect says active" grep -q '"active" : true' "$WORK/out"
+check glewlwyd "client_secret_jwt: revoke the access token" 0 "$BIN" --profile jwt-secret revoke --token access
+check glewlwyd "client_secret_jwt: introspect after revoke" 0 "$BIN" --profile jwt-secret introspect
+expect "introspect says inactive" grep -q '"active" : false' "$WORK/out"
+check glewlwyd "client_secret_jwt: a wrong secret is refused (1)" 1 "$BIN" --profile jwt-wrong --store memory token \
+  --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_SECRET_ID" --client-secret not-the-secret-0123456789abcdef0123 \
+  --auth-method client_secret_jwt --assertion-audience endpoint --scope read
+check glewlwyd "private_key_jwt (EC JWK file): machine token" 0 "$BIN" --profile jwt-key --store file token --grant client_credentials \
+  --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --auth-method private_key_jwt --private-key "$KEYS/jwt-client-ec.jwk.json" \
+  --assertion-audience endpoint --scope read
+expect "the profile keeps the key's path, not the key" sh -c "grep -q 'jwt-client-ec.jwk.json' '$OAUTH2_CONFIG_DIR/profiles/jwt-key.json' \
+  && ! grep -q '\"d\"' '$OAUTH2_CONFIG_DIR/profiles/jwt-key.json'"
+check glewlwyd "private_key_jwt: a new process reads the key from its path" 0 "$BIN" --profile jwt-key token --force-refresh
+check glewlwyd "private_key_jwt: introspect" 0 "$BIN" --profile jwt-key introspect
+expect "introspect says active" grep -q '"active" : true' "$WORK/out"
+check glewlwyd "private_key_jwt: revoke" 0 "$BIN" --profile jwt-key revoke --token access
+check glewlwyd "private_key_jwt (RSA PEM, --key-id): machine token" 0 "$BIN" --profile jwt-rsa --store memory token \
+  --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$KEYS/jwt-client-rsa.pem" --key-id rsa-1 \
+  --assertion-audience endpoint --scope read
+check glewlwyd "private_key_jwt: aud = the issuer is refused by Glewlwyd (1)" 1 "$BIN" --profile jwt-iss --store memory token \
+  --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$KEYS/jwt-client-ec.jwk.json" \
+  --assertion-audience issuer --scope read
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/impostor.pem" 2>/dev/null
+check glewlwyd "private_key_jwt: a wrong key is refused (1)" 1 "$BIN" --profile jwt-wrong --store memory token \
+  --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$WORK/impostor.pem" --key-id ec-1 \
+  --assertion-audience endpoint --scope read
+expect "the refusal is invalid_client" grep -q "invalid_client" "$WORK/err"
+check glewlwyd "login with private_key_jwt, --par and --dpop EdDSA (Ed25519 PEM)" 0 glogin jwt-login "$GLEWLWYD" --client-id "$JWT_KEY_ID" \
+  --private-key "$KEYS/jwt-client-ed25519.pem" --key-id ed-1 --assertion-audience endpoint --par --dpop EdDSA
+check glewlwyd "userinfo (private_key_jwt + PAR + DPoP profile)" 0 "$BIN" --profile jwt-login userinfo
+check glewlwyd "logout (revocation authenticated with the key, DPoP profile)" 0 "$BIN" --profile jwt-login logout --no-end-session
+check glewlwyd "usage: private_key_jwt without --private-key (2)" 2 "$BIN" token --profile x --grant client_credentials \
+  --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --auth-method private_key_jwt
+check glewlwyd "usage: --dpop with an unknown algorithm (2)" 2 "$BIN" login --profile x --issuer "$GLEWLWYD" --client-id x --dpop HS256
+check glewlwyd "usage: an unreadable private key file (2)" 2 "$BIN" --profile x --store memory token --grant client_credentials \
+  --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$WORK/no-such-key.pem"
+
 echo "e2e: $passed passed, $failures failed"
 [ "$failures" = 0 ]

@@ -19,7 +19,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-id")) var clientID: String
     @Option(name: .customLong("client-secret")) var clientSecret: String?
     @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
-    @Option(name: .customLong("auth-method"), help: "client_secret_basic, client_secret_post or none.") var authMethod: String?
+    @OptionGroup var auth: ClientAuthOptions
     @Option(help: "Space-separated scopes (default: openid profile).") var scope = "openid profile"
     @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
     @Flag(help: "Use the device flow (RFC 8628).") var device = false
@@ -32,6 +32,8 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("authorization-endpoint"), help: "For servers without discovery.") var authorizationEndpoint: String?
     @Option(name: .customLong("token-endpoint"), help: "For servers without discovery.") var tokenEndpoint: String?
     @Option(name: .customLong("device-authorization-endpoint"), help: "When discovery does not name it.") var deviceAuthorizationEndpoint: String?
+    @Option(help: DPoPArgument.help) var dpop: String?
+    @Flag(help: "Push the authorization request first (PAR, RFC 9126); done anyway when the server requires it.") var par = false
 
     func validate() throws {
         guard issuer != nil || tokenEndpoint != nil || provider != nil else {
@@ -42,6 +44,11 @@ struct LoginCommand: AsyncParsableCommand {
         if let redirectURI { _ = try Self.loopback(redirectURI) }
         for param in params where !param.contains("=") { throw ValidationError("--param takes k=v (got \"\(param)\").") }
         if device, redirectURI != nil { throw ValidationError("--redirect-uri does not go with --device.") }
+        if device, par { throw ValidationError("--par does not go with --device.") }
+        try DPoPArgument.validate(dpop)
+        if auth.authMethod == "client_secret_jwt", clientSecret == nil, clientSecretFile == nil {
+            throw ValidationError("--auth-method client_secret_jwt needs --client-secret or --client-secret-file.")
+        }
     }
 
     /// The port and path of a loopback redirect URI.
@@ -61,14 +68,22 @@ struct LoginCommand: AsyncParsableCommand {
             parameters[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
         let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
-        let profile = Profile(
+        var profile = Profile(
             issuer: issuer, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
-            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, provider: provider, clientID: clientID, authMethod: authMethod,
+            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, provider: provider, clientID: clientID, authMethod: auth.method,
             scopes: scopes, redirectURI: redirectURI,
             clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             grant: device ? "device" : "authorization_code", parameters: parameters, prompt: prompt, loginHint: loginHint,
             store: await context.storeKind(for: nil))
-        let client = try await context.client(for: profile, secret: secret)
+        var options = auth.profileOptions
+        if par { options[ProfileOption.par] = "true" }
+        profile.options = options
+        var client = try await context.client(for: profile, secret: secret)
+        if let dpop {
+            let key = try DPoPArgument.key(dpop, metadata: client.metadata)
+            client = client.withDPoP(DPoPOptions(key: key))
+            profile.options[ProfileOption.dpop] = key.algorithm.rawValue
+        }
         let tokens: TokenSet
         do {
             if device {

@@ -31,6 +31,8 @@ struct StatusCommand: AsyncParsableCommand {
                     }
                     entry["scopes"] = .array((record.tokens.scopes ?? profile.scopes).map(JSONValue.string))
                     entry["refresh_token"] = .bool(record.tokens.refreshToken != nil)
+                    // The thumbprint (public) of the DPoP key kept with DPoP-bound tokens.
+                    if let key = try? record.dpopKey() { entry["dpop_jkt"] = .string(key.thumbprint) }
                 } else {
                     entry["signed_in"] = false
                 }
@@ -52,6 +54,7 @@ struct StatusCommand: AsyncParsableCommand {
                     line += entry["expired"] == .bool(true) ? ", expired \(expiry)" : ", expires \(expiry)"
                 }
                 if let scopes = entry["scopes"]?.arrayValue { line += ", scopes \(scopes.compactMap(\.stringValue).joined(separator: " "))" }
+                if let jkt = entry["dpop_jkt"]?.stringValue { line += ", DPoP key \(jkt)" }
             } else {
                 line += ", not signed in"
             }

@@ -10,6 +10,7 @@ struct TokenCommand: AsyncParsableCommand {
             With --grant client_credentials or --grant password, make and save a machine profile first:
               oauth2 token --grant client_credentials --issuer URL --client-id ID --client-secret S [--scope S]
               oauth2 token --grant password --issuer URL --client-id ID [--client-secret S] --username U --password-stdin
+              oauth2 token --grant client_credentials --issuer URL --client-id ID --private-key KEY.pem [--dpop]
             """)
 
     enum MachineGrant: String, ExpressibleByArgument { case clientCredentials = "client_credentials", password }
@@ -23,7 +24,8 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-id")) var clientID: String?
     @Option(name: .customLong("client-secret")) var clientSecret: String?
     @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
-    @Option(name: .customLong("auth-method"), help: "client_secret_basic, client_secret_post or none.") var authMethod: String?
+    @OptionGroup var auth: ClientAuthOptions
+    @Option(help: DPoPArgument.help) var dpop: String?
     @Option(help: "Space-separated scopes.") var scope: String?
     @Option(help: "The user name (--grant password).") var username: String?
     @Flag(name: .customLong("password-stdin"), help: "Read the password from stdin (--grant password).") var passwordStdin = false
@@ -33,6 +35,7 @@ struct TokenCommand: AsyncParsableCommand {
             let machineOnly: [(String, Bool)] = [
                 ("--issuer", issuer != nil), ("--client-id", clientID != nil), ("--client-secret", clientSecret != nil),
                 ("--username", username != nil), ("--password-stdin", passwordStdin), ("--token-endpoint", tokenEndpoint != nil),
+                ("--auth-method", auth.authMethod != nil), ("--private-key", auth.privateKey != nil), ("--dpop", dpop != nil),
             ]
             if let (name, _) = machineOnly.first(where: \.1) { throw ValidationError("\(name) goes with --grant.") }
             return
@@ -42,9 +45,13 @@ struct TokenCommand: AsyncParsableCommand {
         }
         guard clientID != nil else { throw ValidationError("--grant needs --client-id.") }
         if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
-        if grant == .clientCredentials, clientSecret == nil, clientSecretFile == nil {
-            throw ValidationError("--grant client_credentials needs --client-secret or --client-secret-file.")
+        if grant == .clientCredentials, auth.needsSecret, clientSecret == nil, clientSecretFile == nil {
+            throw ValidationError("--grant client_credentials needs --client-secret, --client-secret-file or --private-key.")
         }
+        if auth.authMethod == "client_secret_jwt", clientSecret == nil, clientSecretFile == nil {
+            throw ValidationError("--auth-method client_secret_jwt needs --client-secret or --client-secret-file.")
+        }
+        try DPoPArgument.validate(dpop)
         if grant == .password, username == nil || !passwordStdin {
             throw ValidationError("--grant password needs --username and --password-stdin.")
         }
@@ -64,11 +71,16 @@ struct TokenCommand: AsyncParsableCommand {
     private func machineSignIn(_ grant: MachineGrant, context: Context) async throws {
         let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
         let scopes = scope.map { $0.split(separator: " ").map(String.init) } ?? []
-        let profile = Profile(
-            issuer: issuer, tokenEndpoint: tokenEndpoint, provider: provider, clientID: clientID!, authMethod: authMethod, scopes: scopes,
+        var profile = Profile(
+            issuer: issuer, tokenEndpoint: tokenEndpoint, provider: provider, clientID: clientID!, authMethod: auth.method, scopes: scopes,
             clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
-            grant: grant.rawValue, store: await context.storeKind(for: nil))
-        let client = try await context.client(for: profile, secret: secret)
+            grant: grant.rawValue, store: await context.storeKind(for: nil), options: auth.profileOptions)
+        var client = try await context.client(for: profile, secret: secret)
+        if let dpop {
+            let key = try DPoPArgument.key(dpop, metadata: client.metadata)
+            client = client.withDPoP(DPoPOptions(key: key))
+            profile.options[ProfileOption.dpop] = key.algorithm.rawValue
+        }
         let tokens: TokenSet
         switch grant {
         case .clientCredentials:
