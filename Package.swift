@@ -167,6 +167,13 @@ let package = Package(
             dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
+        // The `oauth2` tool's own logic (option parsing, profiles, how a profile configures
+        // its client): no socket. Its behaviour against servers is Tests/CLI/e2e.sh.
+        .testTarget(
+            name: "OAuth2CLITests",
+            dependencies: ["OAuth2CLI", "OAuth2", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OAuth2IntegrationTests",
             dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2TestSupport"],

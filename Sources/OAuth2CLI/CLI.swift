@@ -37,8 +37,16 @@ enum CLI {
             return .usage
         }
         guard var asyncCommand = command as? any AsyncParsableCommand else {
+            // ArgumentParser answers `--help` and `help COMMAND` with its own (synchronous)
+            // help command, whose run throws the help "error": print it, exit 0.
             var command = command
-            do { try command.run() } catch { return report(error) }
+            do {
+                try command.run()
+            } catch where OAuth2Command.exitCode(for: error) == .success {
+                print(OAuth2Command.fullMessage(for: error))
+            } catch {
+                return report(error)
+            }
             return .success
         }
         let task = Task { () async throws -> Void in try await asyncCommand.run() }

@@ -149,6 +149,9 @@ enum DPoPArgument {
     }
 
     static let help = ArgumentHelp(
-        "Bind the tokens to a DPoP key (RFC 9449) made now and kept with them; ALG: ES256 (default), ES384, EdDSA, RS256, PS256….",
+        """
+        Bind the tokens to a DPoP key (RFC 9449) made now and kept with them in the token store. The algorithm may be \
+        left out (ES256, or the first the server lists) or be ES384, ES512, EdDSA, RS256, PS256….
+        """,
         valueName: "alg")
 }

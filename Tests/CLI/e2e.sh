@@ -257,6 +257,9 @@ check glewlwyd "login with private_key_jwt, --par and --dpop EdDSA (Ed25519 PEM)
   --private-key "$KEYS/jwt-client-ed25519.pem" --key-id ed-1 --assertion-audience endpoint --par --dpop EdDSA
 check glewlwyd "userinfo (private_key_jwt + PAR + DPoP profile)" 0 "$BIN" --profile jwt-login userinfo
 check glewlwyd "logout (revocation authenticated with the key, DPoP profile)" 0 "$BIN" --profile jwt-login logout --no-end-session
+check glewlwyd "login --help (exit 0) documents the new flags" 0 "$BIN" login --help
+expect "--dpop, --par, --private-key, --key-id, --assertion-audience in the help" sh -c "for f in dpop par private-key key-id \
+  assertion-audience; do grep -q -- \"--\$f\" '$WORK/out' || exit 1; done"
 check glewlwyd "usage: private_key_jwt without --private-key (2)" 2 "$BIN" token --profile x --grant client_credentials \
   --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --auth-method private_key_jwt
 check glewlwyd "usage: --dpop with an unknown algorithm (2)" 2 "$BIN" login --profile x --issuer "$GLEWLWYD" --client-id x --dpop HS256
