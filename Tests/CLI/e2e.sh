@@ -242,6 +242,14 @@ check glewlwyd "private_key_jwt: a new process reads the key from its path" 0 "$
 check glewlwyd "private_key_jwt: introspect" 0 "$BIN" --profile jwt-key introspect
 expect "introspect says active" grep -q '"active" : true' "$WORK/out"
 check glewlwyd "private_key_jwt: revoke" 0 "$BIN" --profile jwt-key revoke --token access
+check glewlwyd "private_key_jwt + --dpop PS256: machine token" 0 "$BIN" --profile jwt-dpop --store file token --grant client_credentials \
+  --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$KEYS/jwt-client-ec.jwk.json" --assertion-audience endpoint \
+  --scope read --dpop PS256
+"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null; cc_jkt=$(jkt)
+expect "the machine token is DPoP-bound" test -n "$cc_jkt"
+check glewlwyd "private_key_jwt + DPoP: a new client_credentials token in a new process" 0 "$BIN" --profile jwt-dpop token --force-refresh
+"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null
+expect "bound to the same (stored) key" test "$(jkt)" = "$cc_jkt"
 check glewlwyd "private_key_jwt (RSA PEM, --key-id): machine token" 0 "$BIN" --profile jwt-rsa --store memory token \
   --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$KEYS/jwt-client-rsa.pem" --key-id rsa-1 \
   --assertion-audience endpoint --scope read
