@@ -269,7 +269,7 @@ import Testing
         let sent = try #require(transport.sent.first)
         #expect(sent.form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer")
         #expect(sent.form["scope"] == "read")
-        #expect(sent.form["client_id"] == "client-1", "the client still authenticates (RFC 7523 §3.1)")
+        #expect(sent.request.headerFields[.authorization]?.hasPrefix("Basic ") == true, "the client still authenticates (RFC 7523 §3.1)")
         let sentAssertion = try JWS(compact: try #require(sent.form["assertion"]))
         #expect(sentAssertion.isSigned(by: try #require(key.publicKey)))
         #expect(try sentAssertion.claims()["aud"] == .string(Fixtures.issuer))
