@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of the built `oauth2` binary against Glewlwyd and django-oauth-toolkit,
+# End-to-end tests of the built `oauth2` binary against Glewlwyd, django-oauth-toolkit and authgent-server,
 # through the CLI surface README documents only (no test-only flags or variables; the
 # "browser" is $BROWSER, as a user's would be). scripts/test runs this with the servers up
 # and their environment exported:
@@ -273,6 +273,42 @@ check glewlwyd "usage: private_key_jwt without --private-key (2)" 2 "$BIN" token
 check glewlwyd "usage: --dpop with an unknown algorithm (2)" 2 "$BIN" login --profile x --issuer "$GLEWLWYD" --client-id x --dpop HS256
 check glewlwyd "usage: an unreadable private key file (2)" 2 "$BIN" --profile x --store memory token --grant client_credentials \
   --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$WORK/no-such-key.pem"
+echo "== authgent-server (token exchange, JWT bearer)"
+AUTHGENT=${OAUTH2_TEST_AUTHGENT_ISSUER:-http://127.0.0.1:8400}
+AG_ID=${OAUTH2_TEST_AUTHGENT_CLIENT_ID:-} AG_SECRET=${OAUTH2_TEST_AUTHGENT_CLIENT_SECRET:-}
+check authgent "machine profile for token exchange: client credentials" 0 "$BIN" --profile ag --store file token \
+  --grant client_credentials --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret "$AG_SECRET"
+subject=$(out)
+check authgent "exchange: the profile's access token is the subject" 0 "$BIN" --profile ag exchange --audience https://backend.example.test
+exchanged=$(out)
+expect "exchange printed one new token" test "$(out | wc -l)" = 1 -a -n "$exchanged" -a "$exchanged" != "$subject"
+check authgent "decode the exchanged token" 0 "$BIN" decode "$exchanged"
+expect "its aud is the audience asked for" grep -q '"aud" : "https://backend.example.test"' "$WORK/out"
+check authgent "exchange: nothing is stored, the profile keeps its token" 0 "$BIN" --profile ag token
+expect "token is still the profile's own" test "$(out)" = "$subject"
+check authgent "exchange --json: subject from stdin, short type names, a JWT requested" 0 sh -c \
+  "printf %s '$subject' | \"$BIN\" --profile ag --json exchange --subject-token - --subject-token-type access_token \
+   --requested-token-type jwt --audience '$AUTHGENT'"
+expect "--json shows issued_token_type jwt and token_type N_A" sh -c \
+  "grep -q '\"issued_token_type\" : \"urn:ietf:params:oauth:token-type:jwt\"' '$WORK/out' && grep -q '\"token_type\" : \"N_A\"' '$WORK/out'"
+python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["access_token"])' "$WORK/out" >"$WORK/assertion" 2>/dev/null || : >"$WORK/assertion"
+check authgent "token --grant jwt-bearer --assertion FILE (the JWT just issued)" 0 "$BIN" --profile ag-jwt --store file token \
+  --grant jwt-bearer --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret "$AG_SECRET" --assertion "$WORK/assertion"
+check authgent "jwt-bearer: a replayed assertion is refused (1)" 1 sh -c "\"$BIN\" --profile ag-jwt2 --store memory token \
+  --grant jwt-bearer --issuer '$AUTHGENT' --client-id '$AG_ID' --client-secret '$AG_SECRET' --assertion - <'$WORK/assertion'"
+expect "the refusal says invalid_grant" grep -q "invalid_grant" "$WORK/err"
+check authgent "token --grant jwt-bearer --assertion-key (an assertion signed here)" 0 "$BIN" --profile ag-signed --store memory token \
+  --grant jwt-bearer --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret "$AG_SECRET" \
+  --assertion-key "${OAUTH2_TEST_AUTHGENT_ASSERTION_KEY:-}" --assertion-key-id "${OAUTH2_TEST_AUTHGENT_ASSERTION_KID:-oauth2-test-assertion}" \
+  --assertion-issuer "$AUTHGENT" --assertion-subject user:alice
+signed=$(out)
+check authgent "decode the jwt-bearer token" 0 "$BIN" decode "$signed"
+expect "its sub is the assertion's" grep -q '"sub" : "user:alice"' "$WORK/out"
+check authgent "exchange: a bad subject token is refused (1)" 1 "$BIN" --profile ag exchange --subject-token not-a-token --audience x
+expect "the refusal says invalid_grant, without the token" sh -c "grep -q invalid_grant '$WORK/err' && ! grep -q not-a-token '$WORK/err'"
+check authgent "exchange: --actor-token without its type is a usage error (2)" 2 "$BIN" --profile ag exchange --actor-token t
+check authgent "exchange: an unknown short type is a usage error (2)" 2 "$BIN" --profile ag exchange --subject-token t --subject-token-type 'no such'
+check authgent "exchange without a profile: sign in first (5)" 5 "$BIN" --profile nobody exchange --audience x
 
 echo "e2e: $passed passed, $failures failed"
 [ "$failures" = 0 ]

@@ -15,9 +15,11 @@ REDIRECT_URI=http://127.0.0.1:$REDIRECT_PORT/callback
 TEST_USER=alice TEST_PASSWORD=alice-pw
 GLEWLWYD_PORT=${OAUTH2_TEST_GLEWLWYD_PORT:-4593} DOT_PORT=${OAUTH2_TEST_DOT_PORT:-8000}
 TLS_PORT=${OAUTH2_TEST_TLS_PORT:-4443}
+AUTHGENT_PORT=${OAUTH2_TEST_AUTHGENT_PORT:-8400}
 GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
 DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
+AUTHGENT_URL=http://127.0.0.1:$AUTHGENT_PORT   # authgent-server: issuer = its URL
 CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC_SECRET=cc-secret
 PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device   # DOT only: one grant type per client
 # Glewlwyd only: clients that authenticate with JWTs (RFC 7523 §2.2), the public keys of the
@@ -30,6 +32,7 @@ GLEWLWYD_NONCE_ISSUER=$GLEWLWYD_URL/api/oidc-nonce GLEWLWYD_PAR_ISSUER=$GLEWLWYD
 # Debian packages each server needs (up.sh installs them all in one apt-get run).
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
 DOT_DEBS="curl openssl"
+AUTHGENT_DEBS="curl"
 TLS_DEBS="nginx curl openssl"
 KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 # Not a server: the library the device sign-in's terminal QR code loads at run time (tested by

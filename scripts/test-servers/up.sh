@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, the HTTPS front, a
-# private desktop keyring), installs libqrencode4 for the QR-code tests, and writes $STATE/env,
+# Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, authgent-server, the HTTPS
+# front, a private desktop keyring), installs libqrencode4 for the QR-code tests, and writes $STATE/env,
 # the variables the Swift integration tests read:
 #   . .build/test-servers/env
 # Idempotent: servers already up are left alone (a warm run takes well under a second).
@@ -10,15 +10,23 @@ NAME="up"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 t0=$SECONDS
-# The DOT venv (pip) is made while one apt-get run installs every missing Debian package.
+# The DOT and authgent venvs (pip) are made while one apt-get run installs every missing Debian
+# package.
 "$TS_DIR/dot.sh" venv & venv_pid=$!
+"$TS_DIR/authgent.sh" venv & authgent_venv_pid=$!
 # shellcheck disable=SC2086  # word lists
-ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS
+ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $AUTHGENT_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS
 wait "$venv_pid" || die "making the DOT venv failed"
+wait "$authgent_venv_pid" || die "making the authgent venv failed"
 "$TS_DIR/glewlwyd.sh" start
 "$TS_DIR/dot.sh" start
+"$TS_DIR/authgent.sh" start
 "$TS_DIR/tls.sh" start
 "$TS_DIR/keyring.sh" start
+
+# The authgent client's random credentials and the test assertion key (authgent.sh writes them).
+# shellcheck source=/dev/null
+. "$STATE/authgent/clients.env"
 
 # KEY=value lines, quoted for the shell.
 vars() {
@@ -40,6 +48,9 @@ vars() {
     OAUTH2_TEST_DOT_CC_ID="$CC_ID" OAUTH2_TEST_DOT_CC_SECRET="$CC_SECRET" \
     OAUTH2_TEST_DOT_PW_ID="$PW_ID" OAUTH2_TEST_DOT_PW_SECRET="$PW_SECRET" \
     OAUTH2_TEST_DOT_DEVICE_ID="$DEVICE_ID" \
+    OAUTH2_TEST_AUTHGENT_ISSUER="$AUTHGENT_URL" \
+    OAUTH2_TEST_AUTHGENT_CLIENT_ID="$AUTHGENT_CLIENT_ID" OAUTH2_TEST_AUTHGENT_CLIENT_SECRET="$AUTHGENT_CLIENT_SECRET" \
+    OAUTH2_TEST_AUTHGENT_ASSERTION_KEY="$AUTHGENT_ASSERTION_KEY" OAUTH2_TEST_AUTHGENT_ASSERTION_KID="$AUTHGENT_ASSERTION_KID" \
     OAUTH2_TEST_KEYRING_BUS="$("$TS_DIR/keyring.sh" address)"; do
     printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
   done

@@ -4,9 +4,12 @@ import Foundation
 ///
 /// ```swift
 /// let tokens = try await client.requestToken(.clientCredentials(scopes: ["read"]))
-/// let exchanged = try await client.requestToken(
-///     .extension(type: "urn:ietf:params:oauth:grant-type:token-exchange", parameters: [...]))
+/// let other = try await client.requestToken(.extension(type: "urn:example:grant", parameters: [...]))
 /// ```
+///
+/// Token exchange and the JWT bearer grant have their own: ``tokenExchange(_:)`` (better
+/// through ``OAuth2Client/exchangeToken(_:)``, which reads `issued_token_type`) and
+/// ``jwtBearer(assertion:scopes:)``.
 public struct Grant: Sendable, CustomStringConvertible {
     /// The `grant_type` value.
     public let type: String
@@ -63,8 +66,8 @@ public struct Grant: Sendable, CustomStringConvertible {
     /// The device code grant's `grant_type` (RFC 8628 §3.4).
     public static let deviceCodeType = "urn:ietf:params:oauth:grant-type:device_code"
 
-    /// An extension grant (RFC 6749 §4.5): a grant type URI and its parameters, e.g. the
-    /// JWT bearer grant (RFC 7523) or the device code grant (RFC 8628).
+    /// An extension grant (RFC 6749 §4.5): a grant type URI and its parameters, for grants
+    /// without a constructor of their own.
     public static func `extension`(type: String, parameters: [String: String]) -> Grant {
         Grant(
             type: type,

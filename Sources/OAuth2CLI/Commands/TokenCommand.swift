@@ -11,13 +11,21 @@ struct TokenCommand: AsyncParsableCommand {
               oauth2 token --grant client_credentials --issuer URL --client-id ID --client-secret S [--scope S]
               oauth2 token --grant password --issuer URL --client-id ID [--client-secret S] --username U --password-stdin
               oauth2 token --grant client_credentials --issuer URL --client-id ID --private-key KEY.pem [--dpop]
+              oauth2 token --grant jwt-bearer --issuer URL --client-id ID [--client-secret S] --assertion FILE|-
+              oauth2 token --grant jwt-bearer --issuer URL --client-id ID [--client-secret S] --assertion-key KEY \
+                  --assertion-issuer ISS --assertion-subject SUB [--assertion-key-id KID]
+            The JWT bearer grant (RFC 7523 §2.1) presents an assertion from a file (- reads stdin), or one signed \
+            here with --assertion-key (PEM or JWK; aud is the issuer, valid 60 s). It gives no refresh token: run it \
+            again when the token expires. (--private-key is the client's own key, for private_key_jwt.)
             """)
 
-    enum MachineGrant: String, ExpressibleByArgument { case clientCredentials = "client_credentials", password }
+    enum MachineGrant: String, ExpressibleByArgument {
+        case clientCredentials = "client_credentials", password, jwtBearer = "jwt-bearer"
+    }
 
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("force-refresh"), help: "Refresh even if the token is still valid.") var forceRefresh = false
-    @Option(help: "Make a machine profile with this grant: client_credentials or password.") var grant: MachineGrant?
+    @Option(help: "Make a machine profile with this grant: client_credentials, password or jwt-bearer.") var grant: MachineGrant?
     @Option(help: "The issuer (with --grant).") var issuer: String?
     @Option(help: "A provider preset instead of --issuer (with --grant).") var provider: String?
     @Option(name: .customLong("token-endpoint"), help: "The token endpoint, for servers without discovery.") var tokenEndpoint: String?
@@ -29,6 +37,17 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: "Space-separated scopes.") var scope: String?
     @Option(help: "The user name (--grant password).") var username: String?
     @Flag(name: .customLong("password-stdin"), help: "Read the password from stdin (--grant password).") var passwordStdin = false
+    @Option(help: "A file holding the assertion, or - for stdin (--grant jwt-bearer).") var assertion: String?
+    @Option(
+        name: .customLong("assertion-key"),
+        help: ArgumentHelp("A private key (PEM or JWK file) to sign the grant's assertion with (--grant jwt-bearer).", valueName: "file"))
+    var assertionKey: String?
+    @Option(
+        name: .customLong("assertion-key-id"),
+        help: ArgumentHelp("The kid of the signed assertion's header (default: the JWK's own).", valueName: "kid"))
+    var assertionKeyID: String?
+    @Option(name: .customLong("assertion-issuer"), help: "The signed assertion's iss (--assertion-key).") var assertionIssuer: String?
+    @Option(name: .customLong("assertion-subject"), help: "The signed assertion's sub (--assertion-key).") var assertionSubject: String?
 
     func validate() throws {
         if grant == nil {
@@ -36,6 +55,7 @@ struct TokenCommand: AsyncParsableCommand {
                 ("--issuer", issuer != nil), ("--client-id", clientID != nil), ("--client-secret", clientSecret != nil),
                 ("--username", username != nil), ("--password-stdin", passwordStdin), ("--token-endpoint", tokenEndpoint != nil),
                 ("--auth-method", auth.authMethod != nil), ("--private-key", auth.privateKey != nil), ("--dpop", dpop != nil),
+                ("--assertion", assertion != nil), ("--assertion-key", assertionKey != nil),
             ]
             if let (name, _) = machineOnly.first(where: \.1) { throw ValidationError("\(name) goes with --grant.") }
             return
@@ -55,6 +75,17 @@ struct TokenCommand: AsyncParsableCommand {
         if grant == .password, username == nil || !passwordStdin {
             throw ValidationError("--grant password needs --username and --password-stdin.")
         }
+        if grant == .jwtBearer {
+            guard (assertion == nil) != (assertionKey == nil) else {
+                throw ValidationError("--grant jwt-bearer needs --assertion FILE|- or --assertion-key KEY (one of them).")
+            }
+            if assertionKey != nil, assertionIssuer == nil || assertionSubject == nil {
+                throw ValidationError("--assertion-key needs --assertion-issuer and --assertion-subject.")
+            }
+        } else if assertion != nil || assertionKey != nil {
+            throw ValidationError("--assertion and --assertion-key go with --grant jwt-bearer.")
+        }
+        if assertionKeyID != nil, assertionKey == nil { throw ValidationError("--assertion-key-id goes with --assertion-key.") }
     }
 
     func run() async throws {
@@ -89,6 +120,28 @@ struct TokenCommand: AsyncParsableCommand {
             let password = readLine(strippingNewline: true) ?? ""
             guard !password.isEmpty else { throw CLIError.usage("--password-stdin read an empty password.") }
             tokens = try await client.password(username: username!, password: password, scopes: scopes)
+        case .jwtBearer:
+            if let assertion {
+                let text: String
+                if assertion == "-" {
+                    text = try ExchangeCommand.read("-", "--assertion")
+                } else {
+                    guard let data = FileManager.default.contents(atPath: assertion), data.count <= 64 * 1024 else {
+                        throw CLIError.usage("The assertion file \(assertion) cannot be read.")
+                    }
+                    text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                tokens = try await client.jwtBearer(assertion: text, scopes: scopes)
+            } else {
+                let key: JWSSigningKey
+                do {
+                    key = try JWSSigningKey(contentsOf: URL(fileURLWithPath: assertionKey!), keyID: assertionKeyID)
+                } catch {
+                    throw CLIError.usage("--assertion-key: \(error.message)")
+                }
+                let claims = client.jwtBearerAssertion(issuer: assertionIssuer!, subject: assertionSubject!)
+                tokens = try await client.jwtBearer(signing: claims, with: key, scopes: scopes)
+            }
         }
         try await context.saveSignIn(profile: profile, client: client, tokens: tokens, secret: secret)
         Output.result(tokens.accessToken)
