@@ -14,7 +14,7 @@ struct OAuth2Command: AsyncParsableCommand {
         subcommands: [
             DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
             IntrospectCommand.self, RevokeCommand.self, ExchangeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,
-            DemoCommand.self,
+            DemoCommand.self, RegisterCommand.self,
         ]
     )
 }

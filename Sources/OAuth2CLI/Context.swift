@@ -52,7 +52,10 @@ struct Context {
     /// The client secret: from the profile's secret file, else from the store.
     func clientSecret(for profile: Profile, store: any TokenStore) async throws -> String? {
         if let file = profile.clientSecretFile { return try Self.readSecret(file: file) }
-        return try await store.load(sessionKey(for: profile))?.clientSecret
+        if let secret = try await store.load(sessionKey(for: profile))?.clientSecret { return secret }
+        // A client made by `oauth2 register`: its secret is kept with its registration.
+        guard let issuer = profile.issuer else { return nil }
+        return try await store.loadRegistration(issuer: issuer, clientID: profile.clientID)?.clientSecret
     }
 
     static func readSecret(file: String) throws -> String {

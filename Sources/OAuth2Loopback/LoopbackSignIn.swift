@@ -104,6 +104,56 @@ public struct LoopbackSignIn: Sendable {
     ///   ``OAuth2/OAuth2Client/completeAuthorization(callbackURL:request:)`` throws.
     public func signIn(client: OAuth2Client, options: AuthorizationOptions = AuthorizationOptions()) async throws -> TokenSet {
         let listener = try await LoopbackRedirectListener.start(host: host, port: port, callbackPath: callbackPath, pages: pages)
+        return try await signIn(client: client, options: options, listener: listener)
+    }
+
+    /// Signs the user in with a client that may not exist yet: when `configuration` has no
+    /// client id, registers one first (RFC 7591), as p2/OAuth2 does, then signs in with it.
+    ///
+    /// The listener starts first, so that the client is registered with the listener's
+    /// redirect URI (`http://127.0.0.1:PORT/callback`, the port it got) unless `client`
+    /// names its own redirect URIs; its scopes default to the configuration's. The
+    /// registration is saved in `store` (``OAuth2/TokenStore/saveRegistration(_:issuer:)``)
+    /// before the browser opens, so that a sign-in that fails later leaves no orphan
+    /// credentials behind. With a client id in `configuration`, nothing is registered.
+    ///
+    /// ```swift
+    /// let registrar = try await ClientRegistrar.discover(issuer: issuer)
+    /// let result = try await LoopbackSignIn().signIn(
+    ///     registrar: registrar, configuration: ClientConfiguration(clientID: "", scopes: ["openid"]), store: store)
+    /// // keep result.registration?.clientID for the next run
+    /// ```
+    ///
+    /// - Returns: the client that signed in, the registration when one was made, and the tokens.
+    /// - Throws: what ``OAuth2/ClientRegistrar/register(_:initialAccessToken:)`` and the store
+    ///   throw; as ``signIn(client:options:)``.
+    public func signIn(
+        registrar: ClientRegistrar,
+        configuration: ClientConfiguration,
+        registering client: ClientMetadata = ClientMetadata(),
+        initialAccessToken: String? = nil,
+        store: (any TokenStore)? = nil,
+        options: AuthorizationOptions = AuthorizationOptions()
+    ) async throws -> (client: OAuth2Client, registration: ClientRegistration?, tokens: TokenSet) {
+        let listener = try await LoopbackRedirectListener.start(host: host, port: port, callbackPath: callbackPath, pages: pages)
+        let prepared: (client: OAuth2Client, registration: ClientRegistration?)
+        do {
+            var configuration = configuration
+            if configuration.clientID.isEmpty { configuration.redirectURI = listener.redirectURI }
+            var wanted = client
+            if wanted.grantTypes.isEmpty, configuration.clientID.isEmpty { wanted.grantTypes = ["authorization_code", "refresh_token"] }
+            if wanted.responseTypes.isEmpty, configuration.clientID.isEmpty { wanted.responseTypes = ["code"] }
+            prepared = try await registrar.client(
+                for: configuration, registering: wanted, initialAccessToken: initialAccessToken, store: store)
+        } catch {
+            await listener.close()
+            throw error
+        }
+        let tokens = try await signIn(client: prepared.client, options: options, listener: listener)
+        return (prepared.client, prepared.registration, tokens)
+    }
+
+    private func signIn(client: OAuth2Client, options: AuthorizationOptions, listener: LoopbackRedirectListener) async throws -> TokenSet {
         do {
             var options = options
             options.redirectURI = listener.redirectURI

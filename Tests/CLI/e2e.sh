@@ -310,5 +310,49 @@ check authgent "exchange: --actor-token without its type is a usage error (2)" 2
 check authgent "exchange: an unknown short type is a usage error (2)" 2 "$BIN" --profile ag exchange --subject-token t --subject-token-type 'no such'
 check authgent "exchange without a profile: sign in first (5)" 5 "$BIN" --profile nobody exchange --audience x
 
+echo "== dynamic registration (RFC 7591, RFC 7592)"
+# The registration's client secret as the file store keeps it (the token store, not the profile).
+stored_secret() {
+  jq -r --arg id "$1" 'select(.key.account == ".registration" and .key.client_id == $id) | .session.client_secret' \
+    "$OAUTH2_CONFIG_DIR"/tokens/*.json 2>/dev/null | grep -v null | head -n 1
+}
+rm -f "$OAUTH2_E2E_JAR"
+check glewlwyd "register: a new client saved as a profile" 0 "$BIN" --profile reg --store file register --issuer "$GLEWLWYD" \
+  --redirect-uri "$REDIRECT" --name "oauth2 e2e" --scope "openid profile read" --auth-method client_secret_basic
+reg_id=$(out)
+reg_secret=$(stored_secret "$reg_id")
+expect "register printed the new client id" test -n "$reg_id"
+expect "the client secret is in the token store" test -n "$reg_secret"
+expect "the secret is not in the profile file" sh -c "! grep -qF -- '$reg_secret' '$OAUTH2_CONFIG_DIR/profiles/reg.json'"
+expect "the profile names the new client" grep -qF "\"$reg_id\"" "$OAUTH2_CONFIG_DIR/profiles/reg.json"
+check glewlwyd "login with the registered profile (no --client-id)" 0 env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" --profile reg login \
+  --timeout 60
+check glewlwyd "token --force-refresh: the registered client authenticates" 0 "$BIN" --profile reg token --force-refresh
+expect "a token was printed" test -n "$(out)"
+check glewlwyd "register --show reads the registration" 0 "$BIN" --profile reg register --show
+expect "--show prints the client id and name" sh -c "grep -qF '\"$reg_id\"' '$WORK/out' && grep -q 'oauth2 e2e' '$WORK/out'"
+expect "--show prints no secret" sh -c "! grep -qF -- '$reg_secret' '$WORK/out'"
+check glewlwyd "register --delete" 0 "$BIN" --profile reg register --delete
+expect "the profile is gone" test ! -e "$OAUTH2_CONFIG_DIR/profiles/reg.json"
+expect "the credentials are gone from the store" test -z "$(stored_secret "$reg_id")"
+check glewlwyd "the deleted client is refused (1)" 1 "$BIN" --profile reg-gone --store memory token --grant client_credentials \
+  --issuer "$GLEWLWYD" --client-id "$reg_id" --client-secret "$reg_secret" --scope read
+expect "refused as an unknown client" grep -q "invalid_client" "$WORK/err"
+check glewlwyd "register --show without a registration (5)" 5 "$BIN" --profile reg register --show
+rm -f "$OAUTH2_E2E_JAR"
+check glewlwyd "login without a client id registers one first" 0 env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" --profile auto \
+  --store file login --issuer "$GLEWLWYD" --scope "openid read" --timeout 60
+expect "login said it registered a client" grep -q "Registered client" "$WORK/err"
+check glewlwyd "token with the auto-registered client" 0 "$BIN" --profile auto token --force-refresh
+check glewlwyd "register --delete the auto-registered client" 0 "$BIN" --profile auto register --delete
+check dot "register: a client_credentials client at DOT" 0 "$BIN" --profile reg-dot --store file register --issuer "$DOT" \
+  --grant-type client_credentials --scope read --name "oauth2 e2e machine"
+check dot "register --show at DOT" 0 "$BIN" --profile reg-dot register --show
+expect "DOT echoes the grant type" grep -q client_credentials "$WORK/out"
+check dot "register --delete at DOT" 0 "$BIN" --profile reg-dot register --delete
+check glewlwyd "register: invalid metadata is refused (1)" 1 "$BIN" --profile bad --store memory register --issuer "$GLEWLWYD" \
+  --redirect-uri "http://127.0.0.1:1/callback" --auth-method no_such_method
+expect "the typed error is on stderr" grep -q "invalid_client_metadata" "$WORK/err"
+
 echo "e2e: $passed passed, $failures failed"
 [ "$failures" = 0 ]

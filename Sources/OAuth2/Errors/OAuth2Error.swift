@@ -181,6 +181,16 @@ extension OAuth2Error {
         // RFC 8693
         /// `invalid_target`
         public static let invalidTarget: Code = "invalid_target"
+        // RFC 7591 §3.2.2 (dynamic client registration)
+        /// `invalid_redirect_uri`: a registered redirect URI is refused.
+        public static let invalidRedirectURI: Code = "invalid_redirect_uri"
+        /// `invalid_client_metadata`: a metadata member is invalid (also the library's
+        /// answer to metadata it refuses to send).
+        public static let invalidClientMetadata: Code = "invalid_client_metadata"
+        /// `invalid_software_statement`
+        public static let invalidSoftwareStatement: Code = "invalid_software_statement"
+        /// `unapproved_software_statement`
+        public static let unapprovedSoftwareStatement: Code = "unapproved_software_statement"
 
         // The library's own codes.
         /// The configuration cannot work (missing client id, bad redirect URI, …).

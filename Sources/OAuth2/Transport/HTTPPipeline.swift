@@ -53,8 +53,15 @@ struct HTTPPipeline: Sendable {
             "oauth2.bytes": "\(responseBody.count)",
         ]
         if logger.logLevel <= .trace {
-            if let body, let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) {
+            // Only a form body is shown (names, and allow-listed values): any other body — the
+            // JSON of a registration — would come out whole as one "parameter name".
+            if let body, request.headerFields[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false,
+                let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text)
+            {
                 metadata["oauth2.request"] = "\(Redactor.parameters(pairs))"
+            } else if let members = body.flatMap(JSONValue.parseObject) {
+                metadata["oauth2.request"] =
+                    "\(members.keys.sorted().map { "\($0)=\(Redactor.value(members[$0]?.stringValue ?? "…", forParameter: $0))" }.joined(separator: "&"))"
             }
             metadata["oauth2.requestHeaders"] = "\(Redactor.headers(request.headerFields))"
             if let members = ResponseParsing.members(of: responseBody, contentType: response.headerFields[.contentType]) {

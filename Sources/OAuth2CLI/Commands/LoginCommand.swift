@@ -11,16 +11,19 @@ struct LoginCommand: AsyncParsableCommand {
             The authorization URL is printed on stderr and opened in $BROWSER (else xdg-open). With --device the
             verification URL, the user code and a QR code go to stderr and the browser is not opened unless
             --open-browser. Everything the library validates is validated (state, iss, ID token).
+            Without --client-id, login signs in with the client of the existing profile (one made by
+            `oauth2 register`, say); with no profile either, it registers a client at the issuer's
+            registration endpoint first (RFC 7591; its credentials go to the token store) and saves it in the profile.
             """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "The issuer (discovery).") var issuer: String?
     @Option(help: "A provider preset instead of --issuer: github, google, gitlab, facebook, reddit, linkedin.") var provider: String?
-    @Option(name: .customLong("client-id")) var clientID: String
+    @Option(name: .customLong("client-id"), help: "The client id (default: the profile's; none: register one).") var clientID: String?
     @Option(name: .customLong("client-secret")) var clientSecret: String?
     @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
     @OptionGroup var auth: ClientAuthOptions
-    @Option(help: "Space-separated scopes (default: openid profile).") var scope = "openid profile"
+    @Option(help: "Space-separated scopes (default: the profile's, else openid profile).") var scope: String?
     @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
     @Flag(help: "Use the device flow (RFC 8628).") var device = false
     @Flag(name: .customLong("no-browser"), help: "Print the URL; do not open a browser.") var noBrowser = false
@@ -36,7 +39,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Push the authorization request first (PAR, RFC 9126); done anyway when the server requires it.") var par = false
 
     func validate() throws {
-        guard issuer != nil || tokenEndpoint != nil || provider != nil else {
+        guard issuer != nil || tokenEndpoint != nil || provider != nil || clientID == nil else {
             throw ValidationError("login needs --issuer, --provider, or --token-endpoint for servers without discovery.")
         }
         if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
@@ -61,7 +64,11 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = Context(global)
-        let scopes = scope.split(separator: " ").map(String.init)
+        if clientID == nil {
+            if let existing = try context.profiles.load(context.profileName) { return try await run(context, profile: existing) }
+            return try await register(context)
+        }
+        let scopes = (scope ?? "openid profile").split(separator: " ").map(String.init)
         var parameters: [String: String] = [:]
         for param in params {
             let parts = param.split(separator: "=", maxSplits: 1)
@@ -70,7 +77,7 @@ struct LoginCommand: AsyncParsableCommand {
         let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
         var profile = Profile(
             issuer: issuer, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
-            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, provider: provider, clientID: clientID, authMethod: auth.method,
+            deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, provider: provider, clientID: clientID ?? "", authMethod: auth.method,
             scopes: scopes, redirectURI: redirectURI,
             clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
             grant: device ? "device" : "authorization_code", parameters: parameters, prompt: prompt, loginHint: loginHint,
@@ -78,6 +85,86 @@ struct LoginCommand: AsyncParsableCommand {
         var options = auth.profileOptions
         if par { options[ProfileOption.par] = "true" }
         profile.options = options
+        try await run(context, profile: profile, secret: secret)
+    }
+
+    /// Signs in with the client of an existing profile; the options given on the command
+    /// line replace the profile's.
+    private func run(_ context: Context, profile existing: Profile) async throws {
+        var profile = existing
+        if let issuer { profile.issuer = issuer }
+        if let method = auth.method { profile.authMethod = method }
+        for (name, value) in auth.profileOptions { profile.options[name] = value }
+        if par { profile.options[ProfileOption.par] = "true" }
+        if let scope { profile.scopes = scope.split(separator: " ").map(String.init) }
+        if let redirectURI { profile.redirectURI = redirectURI }
+        if let clientSecretFile { profile.clientSecretFile = URL(fileURLWithPath: clientSecretFile).standardizedFileURL.path }
+        if device { profile.grant = "device" } else if profile.grant != "device" { profile.grant = "authorization_code" }
+        if !params.isEmpty { profile.parameters = parameters }
+        if let prompt { profile.prompt = prompt }
+        if let loginHint { profile.loginHint = loginHint }
+        if let store = global.store { profile.store = store }
+        var secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
+        if secret == nil { secret = try await context.clientSecret(for: profile, store: try context.tokenStore(profile.store)) }
+        try await run(context, profile: profile, secret: secret)
+    }
+
+    private var parameters: [String: String] {
+        var parameters: [String: String] = [:]
+        for param in params {
+            let parts = param.split(separator: "=", maxSplits: 1)
+            parameters[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        return parameters
+    }
+
+    /// No client id and no profile: registers a client at the issuer's registration
+    /// endpoint with the listener's redirect URI (RFC 7591), then signs in with it.
+    private func register(_ context: Context) async throws {
+        guard let issuer, let issuerURL = URL(string: issuer), provider == nil, tokenEndpoint == nil else {
+            throw CLIError.usage("login needs --client-id, an existing profile, or --issuer of a server with a registration endpoint.")
+        }
+        guard !device else { throw CLIError.usage("--device needs --client-id (or a profile made by `oauth2 register --grant-type urn:ietf:params:oauth:grant-type:device_code`).") }
+        let scopes = (scope ?? "openid profile").split(separator: " ").map(String.init)
+        let registrar = try await ClientRegistrar.discover(issuer: issuerURL, logger: context.logger)
+        guard registrar.metadata.registrationEndpoint != nil else {
+            throw CLIError.usage("The issuer has no registration endpoint: give --client-id.")
+        }
+        let kind = await context.storeKind(for: nil)
+        let store = try context.tokenStore(kind)
+        var configuration = ClientConfiguration(clientID: "", scopes: scopes)
+        configuration.additionalParameters[.authorization] = parameters.isEmpty ? nil : parameters
+        let metadata = ClientMetadata(
+            tokenEndpointAuthMethod: auth.method.map(ClientAuthenticationMethod.init(rawValue:)), clientName: "oauth2 CLI (\(context.profileName))")
+        let (port, path) = try redirectURI.map(Self.loopback) ?? (0, "/callback")
+        let signIn = LoopbackSignIn(port: port, callbackPath: path, timeout: .seconds(timeout), browser: noBrowser ? .none : .system)
+        let result: (client: OAuth2Client, registration: ClientRegistration?, tokens: TokenSet)
+        do {
+            result = try await signIn.signIn(
+                registrar: registrar, configuration: configuration, registering: metadata, store: store,
+                options: AuthorizationOptions(scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
+        } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
+            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s.")
+        }
+        guard let registration = result.registration else { throw CLIError(.refused, "No client was registered.") }
+        Output.step("Registered client \(registration.clientID) at \(issuer).")
+        let profile = Profile(
+            issuer: issuer, clientID: registration.clientID, authMethod: registration.metadata.tokenEndpointAuthMethod?.rawValue,
+            scopes: scopes, redirectURI: result.client.configuration.redirectURI?.absoluteString, grant: "authorization_code",
+            parameters: parameters, prompt: prompt, loginHint: loginHint, store: kind, options: ["registration": "dynamic"])
+        try await context.saveSignIn(profile: profile, client: result.client, tokens: result.tokens, secret: registration.clientSecret)
+        let who = result.tokens.idTokenClaims.map { " as \($0.subject)" } ?? ""
+        Output.step("Signed in\(who); profile \"\(context.profileName)\" saved (\(kind.rawValue) store).")
+    }
+
+    private func run(_ context: Context, profile original: Profile, secret: String?) async throws {
+        var profile = original
+        let scopes = profile.scopes
+        let parameters = profile.parameters
+        let prompt = profile.prompt
+        let loginHint = profile.loginHint
+        let device = profile.grant == "device"
+        let redirectURI = profile.redirectURI
         var client = try await context.client(for: profile, secret: secret)
         if let dpop {
             let key = try DPoPArgument.key(dpop, metadata: client.metadata)
