@@ -318,7 +318,8 @@ stored_secret() {
 }
 rm -f "$OAUTH2_E2E_JAR"
 check glewlwyd "register: a new client saved as a profile" 0 "$BIN" --profile reg --store file register --issuer "$GLEWLWYD" \
-  --redirect-uri "$REDIRECT" --name "oauth2 e2e" --scope "openid profile read" --auth-method client_secret_basic
+  --redirect-uri "$REDIRECT" --name "oauth2 e2e" --scope "openid profile read" --auth-method client_secret_basic \
+  --grant-type authorization_code --grant-type refresh_token --grant-type client_credentials
 reg_id=$(out)
 reg_secret=$(stored_secret "$reg_id")
 expect "register printed the new client id" test -n "$reg_id"
@@ -332,6 +333,12 @@ expect "a token was printed" test -n "$(out)"
 check glewlwyd "register --show reads the registration" 0 "$BIN" --profile reg register --show
 expect "--show prints the client id and name" sh -c "grep -qF '\"$reg_id\"' '$WORK/out' && grep -q 'oauth2 e2e' '$WORK/out'"
 expect "--show prints no secret" sh -c "! grep -qF -- '$reg_secret' '$WORK/out'"
+# Glewlwyd gives registered clients no client_credentials scope: a known client is refused
+# the scope (invalid_scope), an unknown one is refused itself (invalid_client).
+check glewlwyd "the registered client authenticates at the token endpoint (1: only the scope refused)" 1 "$BIN" \
+  --profile reg-known --store memory token --grant client_credentials --issuer "$GLEWLWYD" --client-id "$reg_id" \
+  --client-secret "$reg_secret" --scope read
+expect "refused the scope, not the client" grep -q "invalid_scope" "$WORK/err"
 check glewlwyd "register --delete" 0 "$BIN" --profile reg register --delete
 expect "the profile is gone" test ! -e "$OAUTH2_CONFIG_DIR/profiles/reg.json"
 expect "the credentials are gone from the store" test -z "$(stored_secret "$reg_id")"
