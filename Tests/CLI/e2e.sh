@@ -357,6 +357,18 @@ check dot "register: a client_credentials client at DOT" 0 "$BIN" --profile reg-
 check dot "register --show at DOT" 0 "$BIN" --profile reg-dot register --show
 expect "DOT echoes the grant type" grep -q client_credentials "$WORK/out"
 check dot "register --delete at DOT" 0 "$BIN" --profile reg-dot register --delete
+GLEWLWYD_REG=${OAUTH2_TEST_GLEWLWYD_REG_ISSUER:-http://127.0.0.1:4593/api/oidc-reg}
+check glewlwyd "register without the initial access token the server wants (1)" 1 "$BIN" --profile reg-iat --store file \
+  register --issuer "$GLEWLWYD_REG"
+expect "refused as invalid_token" grep -q "invalid_token" "$WORK/err"
+check glewlwyd "an initial access token: the cc client's token with scope read" 0 "$BIN" --profile iat --store memory token \
+  --grant client_credentials --issuer "$GLEWLWYD_REG" --client-id "${OAUTH2_TEST_GLEWLWYD_CC_ID:-cc}" \
+  --client-secret "${OAUTH2_TEST_GLEWLWYD_CC_SECRET:-cc-secret}" --scope read
+out >"$WORK/iat"
+check glewlwyd "register --initial-access-token-file" 0 "$BIN" --profile reg-iat --store file register --issuer "$GLEWLWYD_REG" \
+  --initial-access-token-file "$WORK/iat"
+expect "the initial access token is not in the profile" sh -c "! grep -qF -- \"\$(cat '$WORK/iat')\" '$OAUTH2_CONFIG_DIR/profiles/reg-iat.json'"
+check glewlwyd "register --delete (initial-token instance)" 0 "$BIN" --profile reg-iat register --delete
 check glewlwyd "register: invalid metadata is refused (1)" 1 "$BIN" --profile bad --store memory register --issuer "$GLEWLWYD" \
   --redirect-uri "http://127.0.0.1:1/callback" --auth-method no_such_method
 expect "the typed error is on stderr" grep -q "invalid_client_metadata" "$WORK/err"

@@ -149,6 +149,31 @@ extension Integration {
             try await store.removeRegistration(issuer: registrar.issuer, clientID: registration.clientID)
         }
 
+        /// Glewlwyd's `oidc-reg` instance wants an initial access token: an access token of
+        /// that instance with scope `read`, here the cc client's (RFC 7591 §3).
+        @Test func glewlwydRegistrationWithAnInitialAccessToken() async throws {
+            let issuer = URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_REG_ISSUER", "http://127.0.0.1:4593/api/oidc-reg"))!
+            let registrar = try await ClientRegistrar.discover(issuer: issuer, cache: MetadataCache())
+            IntegrationLog.record(Server.glewlwyd.rawValue)
+            let metadata = ClientMetadata(redirectURIs: [Server.redirectURI], clientName: "swift-oauth2 with initial token")
+            for token in [nil, "not-a-token"] {
+                do {
+                    let registration = try await registrar.register(metadata, initialAccessToken: token)
+                    Issue.record("registered with initial access token \(token ?? "none"): \(registration)")
+                } catch let error as OAuth2Error {
+                    #expect(error.code == .invalidToken, "Glewlwyd's empty 401")
+                    #expect(error.statusCode == 401)
+                    #expect(!error.description.contains("not-a-token"))
+                }
+            }
+            let machine = try OAuth2Client(metadata: registrar.metadata, configuration: Server.glewlwyd.clientCredentials())
+            let initial = try await machine.clientCredentials(scopes: ["read"]).accessToken
+            let registration = try await registrar.register(metadata, initialAccessToken: initial)
+            #expect(!registration.clientID.isEmpty)
+            #expect(registration.metadata.clientName == "swift-oauth2 with initial token")
+            try await registrar.delete(registration)
+        }
+
         @Test func aConfiguredClientIDRegistersNothing() async throws {
             let registrar = try await Self.registrar(.glewlwyd)
             let (client, registration) = try await registrar.client(for: Server.glewlwyd.confidential())

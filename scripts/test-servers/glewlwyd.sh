@@ -7,7 +7,7 @@
 # Issuer http://127.0.0.1:4593/api/oidc. Seeds user alice/alice-pw, scope read and clients
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
-# JWT-authenticating clients and the oidc-nonce and oidc-par instances. State: $STATE/glewlwyd.
+# JWT-authenticating clients and the oidc-nonce, oidc-par and oidc-reg instances. State: $STATE/glewlwyd.
 set -euo pipefail
 NAME=glewlwyd
 # shellcheck source=scripts/test-servers/lib.sh
@@ -92,15 +92,18 @@ exists() { curl -sf -o /dev/null -b "$DIR/admin.jar" "$B/api$1"; }
 # by an older version of this script to the same state as a fresh start:
 # - OIDC instance oidc-nonce ($GLEWLWYD_NONCE_ISSUER): every DPoP proof needs a server nonce;
 # - OIDC instance oidc-par ($GLEWLWYD_PAR_ISSUER): require_pushed_authorization_requests;
+# - OIDC instance oidc-reg ($GLEWLWYD_REG_ISSUER): registration needs an initial access token
+#   (an access token of this instance with scope read);
 # - client $JWT_SECRET_ID: client_secret_jwt; client $JWT_KEY_ID: private_key_jwt with the
 #   public keys in $JWT_KEY_JWKS (RSA rsa-1, P-256 ec-1, Ed25519 ed-1).
 seed_extras() {
   local name iss extra types='["code","refresh_token","delete_token","device_authorization","password","client_credentials"]'
-  for name in oidc-nonce oidc-par; do
+  for name in oidc-nonce oidc-par oidc-reg; do
     exists "/mod/plugin/$name" && continue
     case $name in
       oidc-nonce) iss=$GLEWLWYD_NONCE_ISSUER extra='{"oauth-dpop-nonce-mandatory":true, "oauth-dpop-nonce-counter":5}' ;;
       oidc-par) iss=$GLEWLWYD_PAR_ISSUER extra='{"oauth-par-required":true}' ;;
+      oidc-reg) iss=$GLEWLWYD_REG_ISSUER extra='{"register-client-auth-scope":["read"]}' ;;
     esac
     api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$iss")" --argjson x "$extra" --arg n "$name" \
       '{module:"oidc", name:$n, display_name:$n, parameters:($p + $x)}')"

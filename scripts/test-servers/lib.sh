@@ -28,6 +28,9 @@ PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device   # DOT only: one grant type per c
 JWT_SECRET_ID=jwt-secret JWT_SECRET_SECRET=jwt-secret-0123456789abcdef0123456789abcdef
 JWT_KEY_ID=jwt-key JWT_KEY_JWKS=$ROOT/Tests/Fixtures/glewlwyd/jwt-client.jwks.json
 GLEWLWYD_NONCE_ISSUER=$GLEWLWYD_URL/api/oidc-nonce GLEWLWYD_PAR_ISSUER=$GLEWLWYD_URL/api/oidc-par
+# Glewlwyd only: an OIDC instance whose registration endpoint wants an initial access token
+# (RFC 7591 §3): an access token of that instance with scope `read` (the cc client's, say).
+GLEWLWYD_REG_ISSUER=$GLEWLWYD_URL/api/oidc-reg
 
 # Debian packages each server needs (up.sh installs them all in one apt-get run).
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
