@@ -181,6 +181,53 @@ extension Integration {
             #expect(client.configuration.clientID == Server.glewlwyd.confidential().clientID)
         }
 
+        /// A browser that signs alice in on DOT's pages and, since DOT asks consent for a
+        /// dynamically registered client (its `skip_authorization` is off), posts the consent
+        /// form as a user clicking "Authorize" would, then follows the redirect to the listener.
+        static func dotBrowser() -> BrowserChoice {
+            .custom { url in
+                do {
+                    let session = Browser()
+                    try await Server.dot.logIn(clientID: "", scopes: [], browser: session)
+                    let (page, body) = try await session.get(url)
+                    try #require(page.status.code == 200, "DOT shows its consent form")
+                    var fields = Browser.hiddenInputs(String(decoding: body, as: UTF8.self))
+                    try #require(fields.contains { $0.0 == "csrfmiddlewaretoken" })
+                    fields.append(("allow", "Authorize"))
+                    let (response, _) = try await session.form(url, fields)
+                    let location = try #require(response.headerFields[.location], "DOT redirects after consent")
+                    _ = try await session.get(try #require(URL(string: location, relativeTo: url)?.absoluteURL))
+                    return true
+                } catch {
+                    Issue.record("the browser failed: \(error)")
+                    return false
+                }
+            }
+        }
+
+        @Test func dotSignInRegistersWhenTheConfigurationHasNoClientIDAndTheDeletedClientIsRefused() async throws {
+            let registrar = try await Self.registrar(.dot)
+            let store = MemoryTokenStore()
+            let signIn = LoopbackSignIn(timeout: .seconds(60), browser: Self.dotBrowser(), output: TextCapture())
+            let result = try await signIn.signIn(
+                registrar: registrar, configuration: ClientConfiguration(clientID: "", scopes: ["read"]),
+                registering: ClientMetadata(tokenEndpointAuthMethod: .clientSecretBasic, clientName: "swift-oauth2 auto"), store: store,
+                options: AuthorizationOptions(scopes: ["read"]))
+            let registration = try #require(result.registration)
+            #expect(registration.clientSecret != nil)
+            #expect(result.client.configuration.clientID == registration.clientID)
+            #expect(!result.tokens.accessToken.isEmpty)
+            let refreshed = try await result.client.refresh(result.tokens)
+            #expect(refreshed.refreshToken != result.tokens.refreshToken, "DOT rotates; the new client authenticated")
+            try await registrar.delete(registration)
+            do {
+                _ = try await result.client.refresh(refreshed)
+                Issue.record("a deleted client refreshed a token")
+            } catch let error as OAuth2Error {
+                #expect(error.code == .invalidClient, "\(error)")
+            }
+        }
+
         @Test(arguments: Server.allCases)
         func invalidMetadataIsRefusedWithATypedError(server: Server) async throws {
             let registrar = try await Self.registrar(server)

@@ -21,12 +21,35 @@ final class Browser: @unchecked Sendable {
         #expect(response.status.kind == .successful, "\(method) \(url.path) answered \(response.status.code)")
     }
 
-    func form(_ url: URL, _ parameters: [(String, String)]) async throws {
+    @discardableResult
+    func form(_ url: URL, _ parameters: [(String, String)]) async throws -> (HTTPResponse, Data) {
         var request = HTTPRequest(method: .post, url: url)
         request.headerFields[.contentType] = "application/x-www-form-urlencoded"
         request.headerFields[.referer] = url.absoluteString
         let body = parameters.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
-        _ = try await send(request, body: Data(body.utf8))
+        return try await send(request, body: Data(body.utf8))
+    }
+
+    /// The hidden inputs of an HTML form, in order, their values unescaped.
+    static func hiddenInputs(_ html: String) -> [(String, String)] {
+        let tag = try! NSRegularExpression(pattern: "<input[^>]*>", options: [.caseInsensitive])
+        func attribute(_ name: String, in text: String) -> String? {
+            let pattern = try! NSRegularExpression(pattern: "\\b\(name)=\"([^\"]*)\"", options: [.caseInsensitive])
+            guard let match = pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+                let range = Range(match.range(at: 1), in: text)
+            else { return nil }
+            return String(text[range])
+        }
+        return tag.matches(in: html, range: NSRange(html.startIndex..., in: html)).compactMap { match in
+            guard let range = Range(match.range, in: html) else { return nil }
+            let input = String(html[range])
+            guard attribute("type", in: input)?.lowercased() == "hidden", let name = attribute("name", in: input) else { return nil }
+            let value = (attribute("value", in: input) ?? "")
+                .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#x27;", with: "'")
+                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                .replacingOccurrences(of: "&amp;", with: "&")
+            return (name, value)
+        }
     }
 
     /// GETs `url` and returns the redirect's target.
