@@ -66,11 +66,6 @@ enum CLI {
         if let exit = error as? ExitCode {
             return ExitStatus(rawValue: exit.rawValue) ?? .refused
         }
-        // `oauth2 COMMAND --help` arrives here as a help request from the parser.
-        if !(error is CLIError || error is OAuth2Error), OAuth2Command.exitCode(for: error) == .success {
-            print(OAuth2Command.fullMessage(for: error))
-            return .success
-        }
         Output.error("oauth2: \(ExitStatus.describe(error))")
         return status
     }
