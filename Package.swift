@@ -66,6 +66,7 @@ let package = Package(
             name: "OAuth2Loopback",
             dependencies: [
                 "OAuth2",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -158,7 +159,7 @@ let package = Package(
         // real child processes, no outside server.
         .testTarget(
             name: "OAuth2LoopbackTests",
-            dependencies: ["OAuth2", "OAuth2Loopback", "OAuth2TestSupport"],
+            dependencies: ["OAuth2", "OAuth2Loopback", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         // The test provider's own tests, driven by the library's client.
@@ -176,7 +177,10 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2IntegrationTests",
-            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2TestSupport"],
+            dependencies: [
+                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
     ],

@@ -73,6 +73,8 @@ struct Context {
             redirectURI: profile.redirectURI.flatMap(URL.init(string:)), scopes: profile.scopes)
         if !profile.parameters.isEmpty { configuration.additionalParameters[.authorization] = profile.parameters }
         try Self.apply(profile.options, to: &configuration)
+        // Only a profile made by `login --implicit` turns the legacy implicit grant on.
+        configuration.allowsImplicitGrant = profile.isImplicit
         // Endpoints given by hand complete (or replace) discovery.
         let given = ServerMetadata(
             authorizationEndpoint: profile.authorizationEndpoint.flatMap(URL.init(string:)),

@@ -20,7 +20,8 @@ struct Profile: Codable, Equatable {
     var redirectURI: String?
     /// A file holding the client secret (the secret itself goes into the token store).
     var clientSecretFile: String?
-    /// How the tokens were obtained: `authorization_code`, `device`, `client_credentials`, `password`.
+    /// How the tokens were obtained: `authorization_code`, `device`, `client_credentials`,
+    /// `password`, or the legacy ``implicitGrant`` / ``implicitIDTokenGrant``.
     var grant: String
     /// Extra authorization parameters (`--param`), prompt and login hint.
     var parameters: [String: String]
@@ -30,6 +31,14 @@ struct Profile: Codable, Equatable {
     var store: StoreKind
     /// Options of later features, kept as given (DPoP, PAR, private key file…).
     var options: [String: String]
+
+    /// `grant` of an `oauth2 login --implicit` profile (response_type=token).
+    static let implicitGrant = "implicit"
+    /// `grant` of an `oauth2 login --implicit-id-token` profile (response_type=id_token token).
+    static let implicitIDTokenGrant = "implicit_id_token"
+
+    /// `true` for a profile signed in with the implicit grant (no refresh token).
+    var isImplicit: Bool { grant == Self.implicitGrant || grant == Self.implicitIDTokenGrant }
 
     init(
         issuer: String?, authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil,

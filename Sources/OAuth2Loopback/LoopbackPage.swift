@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -7,7 +8,10 @@ import NIOHTTP1
 /// Every page is one self-contained HTML document: inline style only, no script, no
 /// image, no link to anything, served with `Referrer-Policy: no-referrer`, a
 /// `Content-Security-Policy` that lets nothing load, `Cache-Control: no-store` and
-/// `X-Frame-Options: DENY`. No page ever contains the authorization code, the state or a
+/// `X-Frame-Options: DENY`. The one exception is the implicit grant's fragment relay page
+/// (served only by a listener started with `relaysFragment`): it carries one inline script,
+/// ``fragmentRelayScript``, which its CSP allows by hash and which may talk to its own
+/// origin only. No page ever contains the authorization code, the state or a
 /// server's `error_description`; the failure page names the error code only when it is a
 /// plain code (`access_denied`).
 public struct LoopbackPages: Sendable, Hashable {
@@ -45,6 +49,38 @@ public struct LoopbackPages: Sendable, Hashable {
         return LoopbackPage(title: "Sign-in failed", heading: "Sign-in failed", message: message, applicationName: applicationName, success: false)
     }
 
+    /// The page served on the callback path to a browser whose address holds the implicit
+    /// grant's response in its fragment, which never reaches a server: its script posts the
+    /// fragment back to the listener and shows the answer.
+    func fragmentRelayPage() -> LoopbackPage {
+        LoopbackPage(
+            title: "Completing sign-in", heading: "Completing sign-in…",
+            message: "Passing the sign-in response to the terminal…", applicationName: applicationName, success: true,
+            script: Self.fragmentRelayScript,
+            noscript: "This sign-in needs JavaScript to pass the response to the terminal.")
+    }
+
+    /// The one script a listener ever serves (on the fragment relay page). It reads the
+    /// fragment, removes it from the address bar and history, and POSTs it unchanged
+    /// (`application/x-www-form-urlencoded`) to the page's own path on its own origin — no
+    /// credentials, no referrer — then shows the listener's plain-text answer, which never
+    /// contains a token. Without a fragment it posts nothing.
+    public static let fragmentRelayScript = #"(function(){var s=document.getElementById("status"),f=location.hash.slice(1);history.replaceState(null,"",location.pathname+location.search);if(!f){s.textContent="This address has no sign-in response. Return to the terminal.";return}fetch(location.pathname,{method:"POST",headers:{"Content-Type":"application/x-www-form-urlencoded"},body:f,credentials:"omit",cache:"no-store",referrerPolicy:"no-referrer",redirect:"error"}).then(function(r){return r.text()}).then(function(t){s.textContent=t},function(){s.textContent="The sign-in response could not be passed to the terminal."})})();"#
+
+    /// The CSP source that allows ``fragmentRelayScript`` and nothing else: `'sha256-…'`.
+    public static let fragmentRelayScriptSource: String = {
+        "'sha256-" + Data(SHA256.hash(data: Data(fragmentRelayScript.utf8))).base64EncodedString() + "'"
+    }()
+
+    /// The plain-text answer to a relayed response (the script shows it as it is).
+    func relayAnswer(_ verdict: LoopbackRedirectListener.Verdict) -> String {
+        switch verdict {
+        case .accept: return "\(successHeading). \(successMessage)"
+        case .acceptFailure(let errorCode): return failurePage(errorCode: errorCode).message
+        case .reject: return rejectedPage().message
+        }
+    }
+
     /// The page for a request that is not this sign-in's response.
     func rejectedPage() -> LoopbackPage {
         LoopbackPage(
@@ -66,17 +102,33 @@ struct LoopbackPage: Sendable, Hashable {
     let message: String
     let applicationName: String
     let success: Bool
+    /// The page's one inline script (the fragment relay's), allowed by its hash.
+    var script: String? = nil
+    /// Shown when scripts are off (with ``script``).
+    var noscript: String? = nil
 
-    /// The headers every page is served with.
-    static let securityHeaders: [(String, String)] = [
-        ("Content-Type", "text/html; charset=utf-8"),
-        ("Referrer-Policy", "no-referrer"),
-        ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
-        ("Cache-Control", "no-store"),
-        ("X-Content-Type-Options", "nosniff"),
-        ("X-Frame-Options", "DENY"),
-        ("Connection", "close"),
-    ]
+    /// The headers every page without a script is served with.
+    static let securityHeaders: [(String, String)] = headers(scriptSource: nil)
+
+    /// The headers of a page; `scriptSource` (a CSP hash source) allows that one inline
+    /// script and `fetch` to the page's own origin.
+    static func headers(scriptSource: String?, contentType: String = "text/html; charset=utf-8") -> [(String, String)] {
+        let scripts = scriptSource.map { "script-src \($0); connect-src 'self'; " } ?? ""
+        return [
+            ("Content-Type", contentType),
+            ("Referrer-Policy", "no-referrer"),
+            ("Content-Security-Policy", "default-src 'none'; \(scripts)style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+            ("Cache-Control", "no-store"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("X-Frame-Options", "DENY"),
+            ("Connection", "close"),
+        ]
+    }
+
+    /// This page's headers.
+    var headers: [(String, String)] {
+        script == nil ? Self.securityHeaders : Self.headers(scriptSource: LoopbackPages.fragmentRelayScriptSource)
+    }
 
     /// The HTML document.
     var html: String {
@@ -87,7 +139,7 @@ struct LoopbackPage: Sendable, Hashable {
             <meta name="referrer" content="no-referrer">
             <title>\(Self.escape(title)) – \(Self.escape(applicationName))</title>
             <style>body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f8fa;color:#1f2328}main{max-width:32rem;padding:2rem;border-radius:12px;background:#fff;box-shadow:0 1px 3px rgba(0,0,0,.15)}h1{margin-top:0;font-size:1.4rem;color:\(color)}p{line-height:1.5}</style>
-            </head><body><main><h1>\(Self.escape(heading))</h1><p>\(Self.escape(message))</p></main></body></html>
+            </head><body><main><h1>\(Self.escape(heading))</h1><p id="status">\(Self.escape(message))</p>\(noscript.map { "<noscript><p>\(Self.escape($0))</p></noscript>" } ?? "")</main>\(script.map { "<script>\($0)</script>" } ?? "")</body></html>
 
             """
     }
@@ -97,8 +149,19 @@ struct LoopbackPage: Sendable, Hashable {
         _ page: LoopbackPage, status: HTTPResponseStatus, headOnly: Bool, to channel: any Channel,
         extraHeaders: [(String, String)] = []
     ) -> EventLoopFuture<Void> {
-        let body = Array(page.html.utf8)
-        var headers = HTTPHeaders(securityHeaders + extraHeaders)
+        write(Array(page.html.utf8), headers: page.headers + extraHeaders, status: status, headOnly: headOnly, to: channel)
+    }
+
+    /// Writes a plain-text answer (to the fragment relay's POST), then closes the connection.
+    static func writeText(_ text: String, status: HTTPResponseStatus, to channel: any Channel) -> EventLoopFuture<Void> {
+        write(Array(text.utf8), headers: headers(scriptSource: nil, contentType: "text/plain; charset=utf-8"), status: status, headOnly: false, to: channel)
+    }
+
+    /// Writes a body with its headers, then closes the connection.
+    static func write(
+        _ body: [UInt8], headers fields: [(String, String)], status: HTTPResponseStatus, headOnly: Bool, to channel: any Channel
+    ) -> EventLoopFuture<Void> {
+        var headers = HTTPHeaders(fields)
         headers.add(name: "Content-Length", value: String(body.count))
         let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         let eventLoop = channel.eventLoop

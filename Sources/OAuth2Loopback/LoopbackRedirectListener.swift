@@ -17,6 +17,13 @@ import OAuth2
 /// callback URL to the caller, and closes. A timeout and cancellation end the wait, and
 /// the port is released whichever way the wait ends.
 ///
+/// For the legacy implicit grant, whose response is in the URL's fragment and so never
+/// reaches a server, a listener started with `relaysFragment` answers a `GET` of the callback
+/// path without a query with a page whose one inline script (allowed by its hash in the
+/// page's CSP) POSTs the fragment back to the same path; the listener judges that POST as it
+/// would a callback URL carrying the fragment. A listener without `relaysFragment` serves no
+/// script and accepts no POST.
+///
 /// ```swift
 /// let listener = try await LoopbackRedirectListener.start()
 /// let request = try client.authorizationRequest(AuthorizationOptions(redirectURI: listener.redirectURI))
@@ -62,13 +69,18 @@ public final class LoopbackRedirectListener: Sendable {
     public let callbackPath: String
     /// The host listened on.
     public let host: Host
+    /// `true` when the listener relays fragments (the implicit grant).
+    public let relaysFragment: Bool
 
     private let channels: [any Channel]
     private let state: ListenerState
     private let pages: LoopbackPages
 
-    private init(host: Host, port: Int, callbackPath: String, channels: [any Channel], state: ListenerState, pages: LoopbackPages) {
+    private init(
+        host: Host, port: Int, callbackPath: String, channels: [any Channel], state: ListenerState, pages: LoopbackPages, relaysFragment: Bool
+    ) {
         self.host = host
+        self.relaysFragment = relaysFragment
         self.port = port
         self.callbackPath = callbackPath
         self.channels = channels
@@ -98,6 +110,8 @@ public final class LoopbackRedirectListener: Sendable {
     ///     the provider compares redirect URIs exactly.
     ///   - callbackPath: the redirect URI's path, starting with `/` (`/callback` by default).
     ///   - pages: the pages the browser is shown.
+    ///   - relaysFragment: serve the fragment relay page and accept its POST (the implicit
+    ///     grant only; off by default).
     /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for a path that does not start with
     ///   `/` or has a query or fragment, or a port outside 0…65535;
     ///   ``OAuth2Error/Code/network`` when the address cannot be bound (the port is in use).
@@ -105,7 +119,8 @@ public final class LoopbackRedirectListener: Sendable {
         host: Host = .ipv4,
         port: Int = 0,
         callbackPath: String = "/callback",
-        pages: LoopbackPages = LoopbackPages()
+        pages: LoopbackPages = LoopbackPages(),
+        relaysFragment: Bool = false
     ) async throws -> LoopbackRedirectListener {
         guard callbackPath.hasPrefix("/"), !callbackPath.contains("?"), !callbackPath.contains("#"),
             !callbackPath.contains(where: { $0.isWhitespace }), URL(string: "http://127.0.0.1\(callbackPath)") != nil
@@ -120,9 +135,11 @@ public final class LoopbackRedirectListener: Sendable {
         while true {
             attempts += 1
             do {
-                let (channels, bound) = try await bind(host: host, port: port, callbackPath: callbackPath, state: state, pages: pages)
+                let (channels, bound) = try await bind(
+                    host: host, port: port, callbackPath: callbackPath, state: state, pages: pages, relaysFragment: relaysFragment)
                 let listener = LoopbackRedirectListener(
-                    host: host, port: bound, callbackPath: callbackPath, channels: channels, state: state, pages: pages)
+                    host: host, port: bound, callbackPath: callbackPath, channels: channels, state: state, pages: pages,
+                    relaysFragment: relaysFragment)
                 state.configure(base: listener.redirectURI, authorities: Self.authorities(host: host, port: bound))
                 return listener
             } catch let retry as RetryWithAnotherPort {
@@ -134,15 +151,16 @@ public final class LoopbackRedirectListener: Sendable {
 
     /// Runs `body` with a started listener and closes it afterwards, however `body` ends.
     ///
-    /// - Throws: what ``start(host:port:callbackPath:pages:)`` throws, and what `body` throws.
+    /// - Throws: what ``start(host:port:callbackPath:pages:relaysFragment:)`` throws, and what `body` throws.
     public static func withListener<T: Sendable>(
         host: Host = .ipv4,
         port: Int = 0,
         callbackPath: String = "/callback",
         pages: LoopbackPages = LoopbackPages(),
+        relaysFragment: Bool = false,
         _ body: (LoopbackRedirectListener) async throws -> T
     ) async throws -> T {
-        let listener = try await start(host: host, port: port, callbackPath: callbackPath, pages: pages)
+        let listener = try await start(host: host, port: port, callbackPath: callbackPath, pages: pages, relaysFragment: relaysFragment)
         do {
             let value = try await body(listener)
             await listener.close()
@@ -163,8 +181,9 @@ public final class LoopbackRedirectListener: Sendable {
     ///
     /// - Parameters:
     ///   - timeout: the longest wait; `nil` waits until cancelled.
-    ///   - verdict: judges a callback URL; the default accepts a URL with a `code` or an
-    ///     `error` and rejects one without either. ``LoopbackSignIn`` checks the `state`.
+    ///   - verdict: judges a callback URL (for a relayed fragment: the redirect URI with that
+    ///     fragment); the default accepts a URL with a `code`, an `access_token` or an
+    ///     `error` and rejects one without any. ``LoopbackSignIn`` checks the `state`.
     /// - Throws: ``OAuth2Error/Code/timeout`` when `timeout` passes first;
     ///   ``OAuth2Error/Code/cancelled`` when the task is cancelled or the listener was closed;
     ///   ``OAuth2Error/Code/invalidRequest`` when another wait is already in progress.
@@ -218,11 +237,23 @@ public final class LoopbackRedirectListener: Sendable {
         }
     }
 
-    /// Accepts a URL with a `code` or an `error` parameter; rejects one with neither.
+    /// Accepts a URL with a `code`, an `access_token` (in a relayed fragment) or an `error`
+    /// parameter; rejects one with none.
     public static let defaultVerdict: @Sendable (URL) -> Verdict = { url in
-        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
-        if let error = items.first(where: { $0.name == "error" }) { return .acceptFailure(errorCode: error.value) }
-        return items.contains(where: { $0.name == "code" }) ? .accept : .reject
+        let items = parameters(of: url)
+        if let error = items.first(where: { $0.0 == "error" }) { return .acceptFailure(errorCode: error.1) }
+        return items.contains(where: { $0.0 == "code" || $0.0 == "access_token" }) ? .accept : .reject
+    }
+
+    /// A callback's parameters: its query's, or when it has none its fragment's (a relayed
+    /// implicit response).
+    static func parameters(of url: URL) -> [(String, String)] {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return [] }
+        var items = components
+        if components.percentEncodedQuery?.isEmpty ?? true {
+            items.percentEncodedQuery = components.percentEncodedFragment
+        }
+        return (items.queryItems ?? []).map { ($0.name, $0.value ?? "") }
     }
 
     /// Judges callbacks until one ends the wait; `nil` never (cancellation ends it by throwing).
@@ -230,13 +261,13 @@ public final class LoopbackRedirectListener: Sendable {
         while let callback = await state.next() {
             switch verdict(callback.url) {
             case .accept:
-                try? await callback.respond(status: .ok, page: pages.successPage()).get()
+                try? await callback.respond(status: .ok, page: pages.successPage(), relayAnswer: pages.relayAnswer(.accept)).get()
                 return callback.url
             case .acceptFailure(let code):
-                try? await callback.respond(status: .ok, page: pages.failurePage(errorCode: code)).get()
+                try? await callback.respond(status: .ok, page: pages.failurePage(errorCode: code), relayAnswer: pages.relayAnswer(.acceptFailure(errorCode: code))).get()
                 return callback.url
             case .reject:
-                try? await callback.respond(status: .badRequest, page: pages.rejectedPage()).get()
+                try? await callback.respond(status: .badRequest, page: pages.rejectedPage(), relayAnswer: pages.relayAnswer(.reject)).get()
             }
         }
         try Task.checkCancellation()
@@ -262,7 +293,7 @@ public final class LoopbackRedirectListener: Sendable {
     }
 
     private static func bind(
-        host: Host, port: Int, callbackPath: String, state: ListenerState, pages: LoopbackPages
+        host: Host, port: Int, callbackPath: String, state: ListenerState, pages: LoopbackPages, relaysFragment: Bool
     ) async throws -> ([any Channel], Int) {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 16)
@@ -273,7 +304,7 @@ public final class LoopbackRedirectListener: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        CallbackHandler(callbackPath: callbackPath, state: state, pages: pages))
+                        CallbackHandler(callbackPath: callbackPath, state: state, pages: pages, relaysFragment: relaysFragment))
                 }
             }
         func bindOne(_ address: String, _ port: Int) async throws(OAuth2Error) -> any Channel {
@@ -320,10 +351,14 @@ public final class LoopbackRedirectListener: Sendable {
 struct PendingCallback: Sendable {
     let url: URL
     let channel: any Channel
+    /// `true` for the fragment relay's POST, which gets plain text, not a page.
+    var relayed = false
 
-    /// Writes the page and closes the connection; the future completes when it is closed.
-    func respond(status: HTTPResponseStatus, page: LoopbackPage) -> EventLoopFuture<Void> {
-        LoopbackPage.write(page, status: status, headOnly: false, to: channel)
+    /// Writes the page (or, to a relayed POST, the plain-text answer) and closes the
+    /// connection; the future completes when it is closed.
+    func respond(status: HTTPResponseStatus, page: LoopbackPage, relayAnswer: String? = nil) -> EventLoopFuture<Void> {
+        if relayed { return LoopbackPage.writeText(relayAnswer ?? page.message, status: status, to: channel) }
+        return LoopbackPage.write(page, status: status, headOnly: false, to: channel)
     }
 }
 
@@ -347,6 +382,14 @@ final class ListenerState: Sendable {
         inner.withLockedValue {
             $0.base = base
             $0.allowedAuthorities = authorities
+        }
+    }
+
+    /// `true` when `origin` (an `Origin` header) is this listener's own.
+    func isOwnOrigin(_ origin: String) -> Bool {
+        inner.withLockedValue { inner in
+            let lowered = origin.lowercased()
+            return lowered.hasPrefix("http://") && inner.allowedAuthorities.contains(String(lowered.dropFirst("http://".count)))
         }
     }
 
@@ -437,27 +480,44 @@ final class ListenerState: Sendable {
 }
 
 /// Reads one request per connection and answers it: 404/405/400 at once, or hands a
-/// callback to the listener for its verdict.
+/// callback to the listener for its verdict. With `relaysFragment` it also serves the
+/// fragment relay page and takes its POST.
 final class CallbackHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
+
+    /// The largest relayed fragment accepted (an ID token and an access token fit well).
+    static let maximumRelayBody = 64 * 1024
 
     private let callbackPath: String
     private let state: ListenerState
     private let pages: LoopbackPages
+    private let relaysFragment: Bool
     private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var bodyTooLarge = false
 
-    init(callbackPath: String, state: ListenerState, pages: LoopbackPages) {
+    init(callbackPath: String, state: ListenerState, pages: LoopbackPages, relaysFragment: Bool) {
         self.callbackPath = callbackPath
         self.state = state
         self.pages = pages
+        self.relaysFragment = relaysFragment
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
             head = requestHead
-        case .body:
-            break  // A callback has no body; anything sent is ignored.
+            body = []
+            bodyTooLarge = false
+        case .body(var buffer):
+            // Only the relay's POST has a body worth reading; anything else is dropped.
+            guard relaysFragment, head?.method == .POST, !bodyTooLarge else { return }
+            if body.count + buffer.readableBytes > Self.maximumRelayBody {
+                bodyTooLarge = true
+                body = []
+            } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
+                body += bytes
+            }
         case .end:
             guard let requestHead = head else { return }
             head = nil
@@ -467,14 +527,21 @@ final class CallbackHandler: ChannelInboundHandler {
 
     private func handle(_ request: HTTPRequestHead, channel: any Channel) {
         let isHead = request.method == .HEAD
-        let path = String(request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        let parts = request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let path = String(parts.first ?? "")
+        let query = parts.count > 1 ? String(parts[1]) : ""
         guard path == callbackPath else {
             _ = LoopbackPage.write(pages.notFoundPage(), status: .notFound, headOnly: isHead, to: channel)
             return
         }
+        if relaysFragment, request.method == .POST {
+            relay(request, channel: channel)
+            return
+        }
         // Only a browser's GET delivers a callback (a HEAD or a prefetch must not consume it).
         guard request.method == .GET else {
-            _ = LoopbackPage.write(pages.notFoundPage(), status: .methodNotAllowed, headOnly: isHead, to: channel, extraHeaders: [("Allow", "GET")])
+            let allowed = relaysFragment ? "GET, POST" : "GET"
+            _ = LoopbackPage.write(pages.notFoundPage(), status: .methodNotAllowed, headOnly: isHead, to: channel, extraHeaders: [("Allow", allowed)])
             return
         }
         // A page elsewhere that rebinds its DNS name to 127.0.0.1 sends its own Host.
@@ -484,8 +551,57 @@ final class CallbackHandler: ChannelInboundHandler {
             _ = LoopbackPage.write(pages.rejectedPage(), status: .badRequest, headOnly: false, to: channel)
             return
         }
+        // The implicit grant's response is in the fragment, which the browser keeps: the
+        // relay page's script sends it back. Nothing is delivered, the wait goes on.
+        if relaysFragment, query.isEmpty {
+            _ = LoopbackPage.write(pages.fragmentRelayPage(), status: .ok, headOnly: false, to: channel)
+            return
+        }
         if !state.deliver(PendingCallback(url: url, channel: channel)) {
             _ = LoopbackPage.write(pages.failurePage(errorCode: nil), status: .serviceUnavailable, headOnly: false, to: channel)
+        }
+    }
+
+    /// The relay page's POST: a form-encoded fragment from the listener's own origin,
+    /// judged as the redirect URI with that fragment.
+    private func relay(_ request: HTTPRequestHead, channel: any Channel) {
+        let rejected = pages.relayAnswer(.reject)
+        guard let authority = request.headers.first(name: "host"),
+            let base = state.callbackURL(authority: authority, target: callbackPath)
+        else {
+            _ = LoopbackPage.writeText(rejected, status: .badRequest, to: channel)
+            return
+        }
+        // A browser names the page's origin; another site's page must not post here.
+        if let origin = request.headers.first(name: "origin"), !state.isOwnOrigin(origin) {
+            _ = LoopbackPage.writeText(rejected, status: .forbidden, to: channel)
+            return
+        }
+        if let site = request.headers.first(name: "sec-fetch-site"), site.lowercased() != "same-origin" {
+            _ = LoopbackPage.writeText(rejected, status: .forbidden, to: channel)
+            return
+        }
+        let type = request.headers.first(name: "content-type")?.split(separator: ";").first?
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/x-www-form-urlencoded" else {
+            _ = LoopbackPage.writeText(rejected, status: .unsupportedMediaType, to: channel)
+            return
+        }
+        guard !bodyTooLarge else {
+            _ = LoopbackPage.writeText(rejected, status: .payloadTooLarge, to: channel)
+            return
+        }
+        let fragment = String(decoding: body, as: UTF8.self)
+        body = []
+        // No fragment, or one that is no URL fragment: not a response, the wait goes on.
+        guard !fragment.isEmpty, fragment.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "#") }),
+            let url = URL(string: base.absoluteString + "#" + fragment)
+        else {
+            _ = LoopbackPage.writeText(rejected, status: .badRequest, to: channel)
+            return
+        }
+        if !state.deliver(PendingCallback(url: url, channel: channel, relayed: true)) {
+            _ = LoopbackPage.writeText(pages.failurePage(errorCode: nil).message, status: .serviceUnavailable, to: channel)
         }
     }
 }

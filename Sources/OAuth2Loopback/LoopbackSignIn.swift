@@ -169,6 +169,62 @@ public struct LoopbackSignIn: Sendable {
         }
     }
 
+    /// Signs the user in with the legacy implicit grant and returns the tokens (never a
+    /// refresh token).
+    ///
+    /// The listener relays the fragment (see ``LoopbackRedirectListener``): the browser
+    /// lands on a page whose one inline script posts the fragment back, and the response is
+    /// judged like a code flow's — a post without this sign-in's `state` is answered and
+    /// ignored. Then ``OAuth2/OAuth2Client/completeImplicitAuthorization(callbackURL:request:)``
+    /// checks everything and verifies the ID token (`nonce` and `at_hash` required).
+    ///
+    /// - Parameters:
+    ///   - client: the client, with ``OAuth2/ClientConfiguration/allowsImplicitGrant`` set.
+    ///   - responseType: `token`, or `id_token token` for an ID token too.
+    ///   - options: the request's options; `redirectURI` is set to the listener's.
+    /// - Throws: ``OAuth2/OAuth2Error/Code/invalidConfiguration`` when the configuration does
+    ///   not allow the implicit grant; the listener's errors as for
+    ///   ``signIn(client:options:)``; what
+    ///   ``OAuth2/OAuth2Client/completeImplicitAuthorization(callbackURL:request:)`` throws.
+    @available(*, deprecated, message: "The implicit grant is insecure (RFC 9700 §2.1.2): use signIn(client:options:), the authorization code flow with PKCE.")
+    public func implicitSignIn(
+        client: OAuth2Client, responseType: ImplicitResponseType, options: AuthorizationOptions = AuthorizationOptions()
+    ) async throws -> TokenSet {
+        guard client.configuration.allowsImplicitGrant else {
+            throw OAuth2Error(.invalidConfiguration, source: .client, message: "The implicit grant is off: set ClientConfiguration.allowsImplicitGrant to use it (RFC 9700 advises against it).")
+        }
+        let listener = try await LoopbackRedirectListener.start(
+            host: host, port: port, callbackPath: callbackPath, pages: pages, relaysFragment: true)
+        do {
+            var options = options
+            options.redirectURI = listener.redirectURI
+            let request = try client.implicitAuthorizationRequest(responseType, options: options)
+            let callback = try await wait(on: listener, opening: request.url, purpose: "sign in") { url in
+                Self.implicitVerdict(url, request: request)
+            }
+            return try await client.completeImplicitAuthorization(callbackURL: callback, request: request)
+        } catch {
+            await listener.close()
+            throw error
+        }
+    }
+
+    /// The implicit grant's verdict: a response (relayed fragment, or an error in the query)
+    /// with this request's `state` that passes every check but the ID token's is accepted;
+    /// one with this `state` that fails ends the sign-in with a failure page; anything else
+    /// is ignored.
+    static func implicitVerdict(_ url: URL, request: AuthorizationRequest) -> LoopbackRedirectListener.Verdict {
+        let states = LoopbackRedirectListener.parameters(of: url).filter { $0.0 == "state" }
+        guard states.count == 1, constantTimeEqual(states[0].1, request.state) else { return .reject }
+        do {
+            _ = try ImplicitAuthorizationResponse(callbackURL: url, request: request)
+            return .accept
+        } catch {
+            if error.code == .redirectMismatch { return .reject }
+            return .acceptFailure(errorCode: error.source == .server ? (error.serverCode ?? error.code.rawValue) : nil)
+        }
+    }
+
     /// Ends the provider's session (OpenID Connect RP-Initiated Logout) and waits for the
     /// post-logout redirect on a loopback listener, whose `state` must be the one sent.
     ///

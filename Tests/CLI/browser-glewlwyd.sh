@@ -2,7 +2,9 @@
 # A "browser" for `oauth2 login` against Glewlwyd ($BROWSER=this script): signs alice in
 # through Glewlwyd's JSON API, records her consent for the scopes asked, follows the
 # authorization URL, then follows the redirect to the CLI's loopback listener — as a user
-# at a browser would. The cookie jar lives in $OAUTH2_E2E_JAR so a later logout shares it.
+# at a browser would. A redirect with a fragment (the implicit grant) lands on the listener's
+# relay page, whose own script node runs (Tests/Browser/fragment-relay.mjs) to post the
+# fragment back. The cookie jar lives in $OAUTH2_E2E_JAR so a later logout shares it.
 set -euo pipefail
 url=$1
 api=${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}/api
@@ -24,4 +26,7 @@ case "$url" in
 esac
 location=$(curl -s -c "$jar" -b "$jar" -o /dev/null -w '%{redirect_url}' "$url")
 [ -n "$location" ] || { echo "browser: no redirect from the provider" >&2; exit 1; }
-curl -s -o /dev/null "$location"
+case "$location" in
+  *"#"*) node "$(dirname "${BASH_SOURCE[0]}")/../Browser/fragment-relay.mjs" "$location" >/dev/null ;;
+  *) curl -s -o /dev/null "$location" ;;
+esac

@@ -81,6 +81,37 @@ expect "decode prints header, claims, verified false" sh -c "grep -q '\"verified
 check glewlwyd "revoke" 0 "$BIN" --profile glewlwyd revoke
 check glewlwyd "token after revoke: sign in again" 5 "$BIN" --profile glewlwyd token
 
+echo "== implicit grant (legacy, Glewlwyd)"
+# The fragment reaches the listener through its relay page, whose script node runs.
+IMPLICIT=${OAUTH2_TEST_GLEWLWYD_IMPLICIT_ID:-implicit-public}
+implicit_login() {  # NAME EXPECTED-RC PROFILE ISSUER CLIENT ARGS...
+  local name=$1 want=$2 profile=$3 issuer=$4 client=$5; shift 5
+  rm -f "$OAUTH2_E2E_JAR"
+  check glewlwyd "$name" "$want" env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" --profile "$profile" login --store file \
+    --issuer "$issuer" --client-id "$client" --redirect-uri "$REDIRECT" --scope "openid read" --timeout 60 "$@"
+}
+implicit_login "login --implicit (response_type=token)" 0 implicit "$GLEWLWYD" "$IMPLICIT" --implicit
+expect "login --implicit warned on stderr that the grant is deprecated" grep -q "implicit grant is deprecated" "$WORK/err"
+expect "the authorization URL asked for response_type=token" grep -q "response_type=token&" "$WORK/err"
+check glewlwyd "token after login --implicit" 0 "$BIN" --profile implicit token
+implicit_token=$(out)
+expect "token printed the implicit access token" test -n "$implicit_token"
+check glewlwyd "userinfo with the implicit access token" 0 "$BIN" --profile implicit userinfo
+expect "userinfo prints JSON with sub" grep -q '"sub"' "$WORK/out"
+check glewlwyd "token --force-refresh: no refresh token, sign in again (5)" 5 "$BIN" --profile implicit token --force-refresh
+expect "the profile records the implicit grant" grep -q '"grant" : "implicit"' "$OAUTH2_CONFIG_DIR/profiles/implicit.json"
+implicit_login "login --implicit-id-token (response_type=id_token token, ID token verified)" 0 implicit-oidc "$GLEWLWYD" "$IMPLICIT" --implicit-id-token
+expect "the authorization URL asked for id_token token with a nonce" grep -q "response_type=id_token+token&.*&nonce=" "$WORK/err"
+expect "login named the verified subject" grep -q "Signed in as " "$WORK/err"
+implicit_login "login --implicit-id-token where tokens live 30 s" 0 implicit-short \
+  "${OAUTH2_TEST_GLEWLWYD_SHORT_ISSUER:-http://127.0.0.1:4593/api/oidc-short}" "$IMPLICIT" --implicit-id-token
+check glewlwyd "token once the implicit token needs renewing: sign in again (5)" 5 "$BIN" --profile implicit-short token
+expect "token said to sign in again" grep -q "sign in again" "$WORK/err"
+implicit_login "login --implicit with a client not allowed the implicit grant (1)" 1 implicit-refused "$GLEWLWYD" \
+  "${OAUTH2_TEST_GLEWLWYD_PUBLIC_ID:-code-public}" --implicit
+check glewlwyd "usage: --implicit with --device (2)" 2 "$BIN" login --issuer "$GLEWLWYD" --client-id x --implicit --device
+check glewlwyd "usage: --implicit-id-token without openid (2)" 2 "$BIN" login --issuer "$GLEWLWYD" --client-id x --implicit-id-token --scope read
+
 echo "== django-oauth-toolkit"
 journey dot "$DOT" "${OAUTH2_TEST_DOT_PUBLIC_ID:-code-public}" "$HERE/browser-dot.sh" "$DOT_URL/o/userinfo/"
 check dot "logout (revoke, forget, end session on the listener)" 0 env BROWSER="$HERE/browser-dot.sh" "$BIN" --profile dot logout --timeout 60

@@ -7,7 +7,8 @@
 # Issuer http://127.0.0.1:4593/api/oidc. Seeds user alice/alice-pw, scope read and clients
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
-# JWT-authenticating clients and the oidc-nonce, oidc-par and oidc-reg instances. State: $STATE/glewlwyd.
+# JWT-authenticating clients, the implicit-grant client implicit-public and the oidc-nonce,
+# oidc-par, oidc-reg and oidc-short instances. State: $STATE/glewlwyd.
 set -euo pipefail
 NAME=glewlwyd
 # shellcheck source=scripts/test-servers/lib.sh
@@ -94,16 +95,20 @@ exists() { curl -sf -o /dev/null -b "$DIR/admin.jar" "$B/api$1"; }
 # - OIDC instance oidc-par ($GLEWLWYD_PAR_ISSUER): require_pushed_authorization_requests;
 # - OIDC instance oidc-reg ($GLEWLWYD_REG_ISSUER): registration needs an initial access token
 #   (an access token of this instance with scope read);
+# - OIDC instance oidc-short ($GLEWLWYD_SHORT_ISSUER): access tokens that live 30 s;
 # - client $JWT_SECRET_ID: client_secret_jwt; client $JWT_KEY_ID: private_key_jwt with the
 #   public keys in $JWT_KEY_JWKS (RSA rsa-1, P-256 ec-1, Ed25519 ed-1).
+# - client $IMPLICIT_ID: public, the legacy implicit grant only ("token" enables
+#   response_type=token, "id_token" enables id_token and id_token token).
 seed_extras() {
   local name iss extra types='["code","refresh_token","delete_token","device_authorization","password","client_credentials"]'
-  for name in oidc-nonce oidc-par oidc-reg; do
+  for name in oidc-nonce oidc-par oidc-reg oidc-short; do
     exists "/mod/plugin/$name" && continue
     case $name in
       oidc-nonce) iss=$GLEWLWYD_NONCE_ISSUER extra='{"oauth-dpop-nonce-mandatory":true, "oauth-dpop-nonce-counter":5}' ;;
       oidc-par) iss=$GLEWLWYD_PAR_ISSUER extra='{"oauth-par-required":true}' ;;
       oidc-reg) iss=$GLEWLWYD_REG_ISSUER extra='{"register-client-auth-scope":["read"]}' ;;
+      oidc-short) iss=$GLEWLWYD_SHORT_ISSUER extra='{"access-token-duration":30}' ;;
     esac
     api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$iss")" --argjson x "$extra" --arg n "$name" \
       '{module:"oidc", name:$n, display_name:$n, parameters:($p + $x)}')"
@@ -116,6 +121,7 @@ seed_extras() {
     --arg red "$REDIRECT_URI" --argjson types "$types" \
     '{client_id:$id, client_name:$id, confidential:true, enabled:true, redirect_uri:[$red], authorization_type:$types,
       scope:["openid","g_profile","read"], token_endpoint_auth_method:["private_key_jwt"], jwks:$jwks[0]}')"
+  exists "/client/$IMPLICIT_ID" || client "$IMPLICIT_ID" "" false '["token","id_token"]'
 }
 
 # Applies seed_extras to a server that is already up (started by an older version of this

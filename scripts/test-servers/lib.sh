@@ -31,6 +31,13 @@ GLEWLWYD_NONCE_ISSUER=$GLEWLWYD_URL/api/oidc-nonce GLEWLWYD_PAR_ISSUER=$GLEWLWYD
 # Glewlwyd only: an OIDC instance whose registration endpoint wants an initial access token
 # (RFC 7591 §3): an access token of that instance with scope `read` (the cc client's, say).
 GLEWLWYD_REG_ISSUER=$GLEWLWYD_URL/api/oidc-reg
+# Glewlwyd only: a public client for the legacy implicit grant (response types token and
+# id_token token), so that no other client has them.
+IMPLICIT_ID=implicit-public
+# A third OIDC instance whose access tokens live 30 s, less than a session's renewal leeway:
+# an implicit sign-in there needs renewing at once, which without a refresh token means
+# signing in again.
+GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 
 # Debian packages each server needs (up.sh installs them all in one apt-get run).
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
@@ -41,6 +48,9 @@ KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 # Not a server: the library the device sign-in's terminal QR code loads at run time (tested by
 # OAuth2LoopbackTests, which scripts/test tells to require it).
 QR_DEBS="libqrencode4"
+# Not a server: the JavaScript engine that runs the loopback listener's fragment relay script
+# (the implicit grant) in OAuth2LoopbackTests, which scripts/test tells to require it.
+NODE_DEBS="nodejs"
 
 NAME=${NAME:-test-servers}
 log() { printf '%s: %s\n' "$NAME" "$*" >&2; }

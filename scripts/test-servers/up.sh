@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, authgent-server, the HTTPS
-# front, a private desktop keyring), installs libqrencode4 for the QR-code tests, and writes $STATE/env,
+# front, a private desktop keyring), installs libqrencode4 for the QR-code tests and nodejs for the fragment relay test, and writes $STATE/env,
 # the variables the Swift integration tests read:
 #   . .build/test-servers/env
 # Idempotent: servers already up are left alone (a warm run takes well under a second).
@@ -15,7 +15,7 @@ t0=$SECONDS
 "$TS_DIR/dot.sh" venv & venv_pid=$!
 "$TS_DIR/authgent.sh" venv & authgent_venv_pid=$!
 # shellcheck disable=SC2086  # word lists
-ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $AUTHGENT_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS
+ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $AUTHGENT_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS $NODE_DEBS
 wait "$venv_pid" || die "making the DOT venv failed"
 wait "$authgent_venv_pid" || die "making the authgent venv failed"
 "$TS_DIR/glewlwyd.sh" start
@@ -42,6 +42,7 @@ vars() {
     OAUTH2_TEST_GLEWLWYD_CC_ID="$CC_ID" OAUTH2_TEST_GLEWLWYD_CC_SECRET="$CC_SECRET" \
     OAUTH2_TEST_GLEWLWYD_JWT_SECRET_ID="$JWT_SECRET_ID" OAUTH2_TEST_GLEWLWYD_JWT_SECRET_SECRET="$JWT_SECRET_SECRET" \
     OAUTH2_TEST_GLEWLWYD_JWT_KEY_ID="$JWT_KEY_ID" \
+    OAUTH2_TEST_GLEWLWYD_IMPLICIT_ID="$IMPLICIT_ID" OAUTH2_TEST_GLEWLWYD_SHORT_ISSUER="$GLEWLWYD_SHORT_ISSUER" \
     OAUTH2_TEST_GLEWLWYD_NONCE_ISSUER="$GLEWLWYD_NONCE_ISSUER" OAUTH2_TEST_GLEWLWYD_PAR_ISSUER="$GLEWLWYD_PAR_ISSUER" \
     OAUTH2_TEST_GLEWLWYD_REG_ISSUER="$GLEWLWYD_REG_ISSUER" \
     OAUTH2_TEST_DOT_CONF_ID="$CONF_ID" OAUTH2_TEST_DOT_CONF_SECRET="$CONF_SECRET" \

@@ -64,7 +64,8 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
     public let state: String
     /// The `nonce` sent (when `openid` is in scope); the ID token must carry the same.
     public let nonce: String?
-    /// The PKCE verifier, sent with the code to the token endpoint.
+    /// The PKCE verifier, sent with the code to the token endpoint (empty for an implicit
+    /// request, which has no code).
     public let codeVerifier: String
     /// The scopes asked for.
     public let scopes: [String]
@@ -76,6 +77,9 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
     public let requiresIssuerParameter: Bool
     /// When the request was made.
     public let createdAt: Date
+    /// The implicit grant's response type when this is a (legacy) implicit request;
+    /// `nil` for the authorization code flow.
+    public let implicitResponseType: ImplicitResponseType?
 
     /// The request URI a pushed authorization request (RFC 9126) returned, when the request
     /// was pushed; ``url`` then carries only it and the client id.
@@ -91,15 +95,16 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
         metadata: ServerMetadata,
         configuration: ClientConfiguration,
         options: AuthorizationOptions,
-        now: Date
+        now: Date,
+        implicit: ImplicitResponseType? = nil
     ) throws(OAuth2Error) -> AuthorizationRequest {
-        let draft = try AuthorizationDraft(metadata: metadata, configuration: configuration, options: options)
+        let draft = try AuthorizationDraft(metadata: metadata, configuration: configuration, options: options, implicit: implicit)
         var query = draft.parameters
         if let requestObject = configuration.requestObject {
             let signed = try draft.signedRequestObject(requestObject, metadata: metadata, configuration: configuration, now: now)
             // RFC 9101 §5: client_id and request; OpenID Connect Core §6.1 also wants
             // response_type and scope outside, and RFC 9101 servers ignore them there.
-            query = [("client_id", configuration.clientID), ("request", signed), ("response_type", "code")]
+            query = [("client_id", configuration.clientID), ("request", signed), ("response_type", draft.responseType)]
             if !draft.scopes.isEmpty { query.append(("scope", draft.scopes.joined(separator: " "))) }
         }
         return draft.request(url: try draft.endpoint.appendingQuery(query), metadata: metadata, now: now)
@@ -122,10 +127,21 @@ struct AuthorizationDraft {
     let codeVerifier: String
     let maxAge: Int?
     let parameters: [(String, String)]
+    let implicit: ImplicitResponseType?
+
+    /// `response_type`: `code`, or the implicit grant's.
+    var responseType: String { implicit?.rawValue ?? "code" }
 
     /// PKCE S256, a fresh `state`, a `nonce` when `openid` is among the scopes, `dpop_jkt`
     /// with DPoP, then the options and the configuration's extras.
-    init(metadata: ServerMetadata, configuration: ClientConfiguration, options: AuthorizationOptions) throws(OAuth2Error) {
+    ///
+    /// With `implicit` (the legacy implicit grant): that response type, no PKCE and no
+    /// `dpop_jkt` (there is no code to bind), and a `nonce` always for `id_token token`,
+    /// which needs `openid` among the scopes.
+    init(
+        metadata: ServerMetadata, configuration: ClientConfiguration, options: AuthorizationOptions,
+        implicit: ImplicitResponseType? = nil
+    ) throws(OAuth2Error) {
         guard let endpoint = metadata.authorizationEndpoint else {
             throw .client(.missingEndpoint, "The server has no authorization endpoint.")
         }
@@ -137,21 +153,26 @@ struct AuthorizationDraft {
             throw .client(.invalidConfiguration, "The redirect URI must be absolute and have no fragment.")
         }
         let scopes = options.scopes ?? configuration.scopes
+        if implicit == .idTokenToken, !scopes.contains("openid") {
+            throw .client(.invalidConfiguration, "The id_token token response type needs the openid scope.")
+        }
         let pkce = try PKCE()
         let state = SecureRandom.token()
         let nonce = scopes.contains("openid") ? SecureRandom.token() : nil
 
         var parameters: [(String, String)] = [
-            ("response_type", "code"),
+            ("response_type", implicit?.rawValue ?? "code"),
             ("client_id", configuration.clientID),
             ("redirect_uri", redirectURI.absoluteString),
         ]
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: " "))) }
         parameters.append(("state", state))
         if let nonce { parameters.append(("nonce", nonce)) }
-        parameters.append(("code_challenge", pkce.challenge))
-        parameters.append(("code_challenge_method", pkce.method))
-        if let dpop = configuration.dpop, dpop.bindsAuthorizationCode { parameters.append(("dpop_jkt", dpop.key.thumbprint)) }
+        if implicit == nil {
+            parameters.append(("code_challenge", pkce.challenge))
+            parameters.append(("code_challenge_method", pkce.method))
+            if let dpop = configuration.dpop, dpop.bindsAuthorizationCode { parameters.append(("dpop_jkt", dpop.key.thumbprint)) }
+        }
         if let responseMode = options.responseMode { parameters.append(("response_mode", responseMode)) }
         if !options.prompt.isEmpty { parameters.append(("prompt", options.prompt.joined(separator: " "))) }
         if let loginHint = options.loginHint { parameters.append(("login_hint", loginHint)) }
@@ -167,9 +188,10 @@ struct AuthorizationDraft {
         self.scopes = scopes
         self.state = state
         self.nonce = nonce
-        codeVerifier = pkce.verifier
+        codeVerifier = implicit == nil ? pkce.verifier : ""
         maxAge = options.maxAge
         self.parameters = parameters
+        self.implicit = implicit
     }
 
     /// The parameters as a request object signed with the configured key (the request
@@ -210,6 +232,7 @@ struct AuthorizationDraft {
             issuer: metadata.issuer,
             requiresIssuerParameter: metadata.authorizationResponseIssParameterSupported == true,
             createdAt: now,
+            implicitResponseType: implicit,
             requestURI: requestURI,
             requestURIExpiresAt: expiresAt
         )

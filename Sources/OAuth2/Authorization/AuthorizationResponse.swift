@@ -39,6 +39,24 @@ public struct AuthorizationResponse: Sendable, Hashable, CustomStringConvertible
 
     /// Parses and checks already-decoded response parameters (a `form_post` body, say).
     public init(parameters pairs: [(String, String)], request: AuthorizationRequest) throws(OAuth2Error) {
+        guard request.implicitResponseType == nil else {
+            throw .client(.invalidConfiguration, "The request is an implicit-grant request: complete it with completeImplicitAuthorization(callbackURL:request:).")
+        }
+        let parameters = try Self.checkedParameters(pairs, request: request)
+        guard let code = parameters["code"], !code.isEmpty else {
+            throw .client(.invalidResponse, "The authorization response has neither a code nor an error.")
+        }
+        self.code = code
+        self.state = parameters["state"] ?? ""
+        self.issuer = parameters["iss"]
+        self.parameters = parameters
+    }
+
+    /// The checks every authorization response passes, whatever its response type: no
+    /// repeated parameter (RFC 6749 §3.1), `state` present and equal to the one sent
+    /// (constant time), `iss` as RFC 9207 wants, and an `error` thrown as the server's typed
+    /// error. Returns the parameters by name.
+    static func checkedParameters(_ pairs: [(String, String)], request: AuthorizationRequest) throws(OAuth2Error) -> [String: String] {
         var parameters: [String: String] = [:]
         for (name, value) in pairs {
             // RFC 6749 §3.1: parameters must not be repeated.
@@ -68,13 +86,7 @@ public struct AuthorizationResponse: Sendable, Hashable, CustomStringConvertible
                 retryAfter: nil
             )
         }
-        guard let code = parameters["code"], !code.isEmpty else {
-            throw .client(.invalidResponse, "The authorization response has neither a code nor an error.")
-        }
-        self.code = code
-        self.state = state
-        self.issuer = parameters["iss"]
-        self.parameters = parameters
+        return parameters
     }
 
     /// Same scheme, host, port and path (RFC 8252 §7.3 lets a loopback port vary only when

@@ -105,6 +105,12 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// value, or inside the pushed request when requests are pushed. `nil` (the default)
     /// sends them as plain parameters.
     public var requestObject: RequestObjectOptions? = nil
+    /// Allow the legacy implicit grant (`response_type=token` and `id_token token`), for
+    /// servers that offer nothing better. Off by default: RFC 9700 §2.1.2 advises against
+    /// it, as the access token travels in the browser's address (history, extensions,
+    /// referrers) and cannot be sender-constrained or refreshed. See
+    /// ``OAuth2Client/implicitAuthorizationRequest(_:options:)``.
+    public var allowsImplicitGrant = false
 
     /// Creates a configuration.
     public init(
@@ -190,6 +196,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if let dpop { parts.append("dpop: \(dpop.key.algorithm)") }
         if usePushedAuthorizationRequests { parts.append("pushedAuthorizationRequests: true") }
         if requestObject != nil { parts.append("requestObject: signed") }
+        if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }
 }

@@ -67,14 +67,22 @@ public struct IDTokenValidator: Sendable {
         public var authorizationCode: String?
         /// The claims of the session's first ID token, when this one comes from a refresh.
         public var previous: IDTokenClaims?
+        /// Require `at_hash` (and that it matches ``accessToken``): an ID token issued with
+        /// an access token from the authorization endpoint (the implicit `id_token token`
+        /// response, OIDC Core §3.2.2.10) must have one.
+        public var requiresAccessTokenHash: Bool
 
         /// Creates expectations.
-        public init(nonce: String? = nil, maxAge: Int? = nil, accessToken: String? = nil, authorizationCode: String? = nil, previous: IDTokenClaims? = nil) {
+        public init(
+            nonce: String? = nil, maxAge: Int? = nil, accessToken: String? = nil, authorizationCode: String? = nil,
+            previous: IDTokenClaims? = nil, requiresAccessTokenHash: Bool = false
+        ) {
             self.nonce = nonce
             self.maxAge = maxAge
             self.accessToken = accessToken
             self.authorizationCode = authorizationCode
             self.previous = previous
+            self.requiresAccessTokenHash = requiresAccessTokenHash
         }
     }
 
@@ -191,6 +199,9 @@ public struct IDTokenValidator: Sendable {
             }
         } else if options.requireAuthTime, claims.authTime == nil {
             throw JOSEError(.authTimeInvalid, "The ID token has no auth_time.")
+        }
+        if expectations.requiresAccessTokenHash, claims.accessTokenHash == nil || expectations.accessToken == nil {
+            throw JOSEError(.accessTokenHashMismatch, "The ID token has no at_hash, which an ID token issued with an access token at the authorization endpoint must have.")
         }
         if let hash = claims.accessTokenHash, let accessToken = expectations.accessToken {
             guard let expected = algorithm.halfHash(of: accessToken), constantTimeEquals(hash, expected) else {

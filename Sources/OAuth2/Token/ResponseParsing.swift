@@ -301,8 +301,26 @@ extension TokenSet {
         guard let members else {
             throw .invalidResponse("The token response is neither JSON nor form data.", statusCode: response.status.code)
         }
+        return try parse(
+            members: members, statusCode: response.status.code, requestedScopes: requestedScopes, sentAt: sentAt,
+            receivedAt: receivedAt, serverDate: response.headerFields[.date].flatMap(HTTPDate.parse), quirks: quirks)
+    }
+
+    /// Reads the members of a token response (a token endpoint's body, or the parameters of
+    /// an implicit grant's fragment): `access_token` required, `token_type` Bearer or DPoP
+    /// (Bearer when absent), `expires_in` counted from `sentAt`, `scope` (else
+    /// `requestedScopes`), the rest kept in ``additionalFields``.
+    static func parse(
+        members: [String: JSONValue],
+        statusCode: Int?,
+        requestedScopes: [String]?,
+        sentAt: Date,
+        receivedAt: Date,
+        serverDate: Date?,
+        quirks: ServerQuirks
+    ) throws(OAuth2Error) -> TokenSet {
         guard let accessToken = members["access_token"]?.stringValue, !accessToken.isEmpty else {
-            throw .invalidResponse("The token response has no access_token.", statusCode: response.status.code)
+            throw .invalidResponse("The token response has no access_token.", statusCode: statusCode)
         }
         let tokenType: TokenType
         switch members["token_type"] {
@@ -335,7 +353,7 @@ extension TokenSet {
             scopes: ResponseParsing.scopes(members["scope"]?.stringValue, commaSeparated: quirks.contains(.commaSeparatedScopes))
                 ?? requestedScopes,
             issuedAt: receivedAt,
-            serverDate: response.headerFields[.date].flatMap(HTTPDate.parse),
+            serverDate: serverDate,
             additionalFields: members.filter { !known.contains($0.key) }
         )
     }

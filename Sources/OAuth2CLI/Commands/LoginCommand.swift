@@ -14,6 +14,8 @@ struct LoginCommand: AsyncParsableCommand {
             Without --client-id, login signs in with the client of the existing profile (one made by
             `oauth2 register`, say); with no profile either, it registers a client at the issuer's
             registration endpoint first (RFC 7591; its credentials go to the token store) and saves it in the profile.
+            --implicit and --implicit-id-token use the legacy implicit grant (response_type=token, or id_token token),
+            for servers that offer nothing else: deprecated (RFC 9700), no refresh token, sign in again when it expires.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -26,6 +28,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: "Space-separated scopes (default: the profile's, else openid profile).") var scope: String?
     @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
     @Flag(help: "Use the device flow (RFC 8628).") var device = false
+    @Flag(help: "Deprecated: the legacy implicit grant, response_type=token (no refresh token).") var implicit = false
+    @Flag(name: .customLong("implicit-id-token"), help: "Deprecated: the implicit grant with response_type=id_token token (needs openid).")
+    var implicitIDToken = false
     @Flag(name: .customLong("no-browser"), help: "Print the URL; do not open a browser.") var noBrowser = false
     @Flag(name: .customLong("open-browser"), help: "With --device, open the verification URL too.") var openBrowser = false
     @Option(help: "prompt (login, consent, select_account, none).") var prompt: String?
@@ -51,6 +56,29 @@ struct LoginCommand: AsyncParsableCommand {
         try DPoPArgument.validate(dpop)
         if auth.authMethod == "client_secret_jwt", clientSecret == nil, clientSecretFile == nil {
             throw ValidationError("--auth-method client_secret_jwt needs --client-secret or --client-secret-file.")
+        }
+        if implicit, implicitIDToken { throw ValidationError("Give --implicit or --implicit-id-token, not both.") }
+        if implicitResponseType != nil {
+            if device { throw ValidationError("--implicit does not go with --device.") }
+            if par { throw ValidationError("--implicit does not go with --par.") }
+            if dpop != nil { throw ValidationError("--implicit does not go with --dpop (its tokens cannot be sender-constrained).") }
+        }
+        if implicitIDToken, let scope, !scope.split(separator: " ").contains("openid") {
+            throw ValidationError("--implicit-id-token needs the openid scope.")
+        }
+    }
+
+    /// The implicit grant's response type, when asked for.
+    var implicitResponseType: ImplicitResponseType? {
+        implicitIDToken ? .idTokenToken : implicit ? .token : nil
+    }
+
+    /// The profile's `grant` for the way of signing in.
+    var grantName: String {
+        switch implicitResponseType {
+        case .token?: return Profile.implicitGrant
+        case .idTokenToken?: return Profile.implicitIDTokenGrant
+        case nil: return device ? "device" : "authorization_code"
         }
     }
 
@@ -80,7 +108,7 @@ struct LoginCommand: AsyncParsableCommand {
             deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, provider: provider, clientID: clientID ?? "", authMethod: auth.method,
             scopes: scopes, redirectURI: redirectURI,
             clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
-            grant: device ? "device" : "authorization_code", parameters: parameters, prompt: prompt, loginHint: loginHint,
+            grant: grantName, parameters: parameters, prompt: prompt, loginHint: loginHint,
             store: await context.storeKind(for: nil))
         var options = auth.profileOptions
         if par { options[ProfileOption.par] = "true" }
@@ -99,7 +127,11 @@ struct LoginCommand: AsyncParsableCommand {
         if let scope { profile.scopes = scope.split(separator: " ").map(String.init) }
         if let redirectURI { profile.redirectURI = redirectURI }
         if let clientSecretFile { profile.clientSecretFile = URL(fileURLWithPath: clientSecretFile).standardizedFileURL.path }
-        if device { profile.grant = "device" } else if profile.grant != "device" { profile.grant = "authorization_code" }
+        if device || implicitResponseType != nil {
+            profile.grant = grantName
+        } else if profile.grant != "device", !profile.isImplicit {
+            profile.grant = "authorization_code"
+        }
         if !params.isEmpty { profile.parameters = parameters }
         if let prompt { profile.prompt = prompt }
         if let loginHint { profile.loginHint = loginHint }
@@ -124,6 +156,7 @@ struct LoginCommand: AsyncParsableCommand {
         guard let issuer, let issuerURL = URL(string: issuer), provider == nil, tokenEndpoint == nil else {
             throw CLIError.usage("login needs --client-id, an existing profile, or --issuer of a server with a registration endpoint.")
         }
+        guard implicitResponseType == nil else { throw CLIError.usage("--implicit needs --client-id (or an existing profile).") }
         guard !device else { throw CLIError.usage("--device needs --client-id (or a profile made by `oauth2 register --grant-type urn:ietf:params:oauth:grant-type:device_code`).") }
         let scopes = (scope ?? "openid profile").split(separator: " ").map(String.init)
         let registrar = try await ClientRegistrar.discover(issuer: issuerURL, logger: context.logger)
@@ -172,8 +205,19 @@ struct LoginCommand: AsyncParsableCommand {
             profile.options[ProfileOption.dpop] = key.algorithm.rawValue
         }
         let tokens: TokenSet
+        let implicitType: ImplicitResponseType? =
+            profile.grant == Profile.implicitGrant ? .token : profile.grant == Profile.implicitIDTokenGrant ? .idTokenToken : nil
         do {
-            if device {
+            if let implicitType {
+                Output.error(
+                    "warning: the implicit grant is deprecated (RFC 9700 §2.1.2): the access token travels in the browser's address, "
+                        + "and there is no refresh token (sign in again when it expires). Use it only if the server offers no code flow.")
+                let (port, path) = try redirectURI.map(Self.loopback) ?? (0, "/callback")
+                let signIn = LoopbackSignIn(port: port, callbackPath: path, timeout: .seconds(timeout), browser: noBrowser ? .none : .system)
+                tokens = try await (signIn as any ImplicitSigningIn).implicitSignIn(
+                    client: client, responseType: implicitType,
+                    options: AuthorizationOptions(scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
+            } else if device {
                 let signIn = DeviceSignIn(browser: openBrowser ? .system : .none, timeout: .seconds(timeout))
                 tokens = try await signIn.signIn(client: client, scopes: scopes, additionalParameters: parameters)
             } else {
@@ -190,3 +234,12 @@ struct LoginCommand: AsyncParsableCommand {
         Output.step("Signed in\(who); profile \"\(context.profileName)\" saved (\(profile.store.rawValue) store).")
     }
 }
+
+/// The library's implicit sign-in, which is deprecated so that no program uses it by
+/// accident. `login` calls it through this protocol only on the user's explicit
+/// `--implicit` (after printing the warning), so the build stays free of warnings.
+private protocol ImplicitSigningIn {
+    func implicitSignIn(client: OAuth2Client, responseType: ImplicitResponseType, options: AuthorizationOptions) async throws -> TokenSet
+}
+
+extension LoopbackSignIn: ImplicitSigningIn {}

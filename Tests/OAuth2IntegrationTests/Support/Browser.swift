@@ -52,6 +52,34 @@ final class Browser: @unchecked Sendable {
         }
     }
 
+    /// POSTs `body` as it is, with `headers`.
+    func post(_ url: URL, body: String, headers: HTTPFields) async throws -> (HTTPResponse, Data) {
+        var request = HTTPRequest(method: .post, url: url)
+        request.headerFields.append(contentsOf: headers)
+        return try await send(request, body: Data(body.utf8))
+    }
+
+    /// What the loopback listener's fragment relay page does in a browser, done by hand
+    /// (the tests have no JavaScript engine of their own; Tests/Browser/fragment-relay.mjs
+    /// runs the real script with node): GET the address without its fragment, check the page
+    /// carries the one script its CSP allows, then POST the fragment, form-encoded, to the
+    /// same path from the page's origin. Returns the relay page and the POST's answer.
+    func relayFragment(of callback: URL) async throws -> (page: String, csp: String?, answer: HTTPResponse, text: String) {
+        var components = try #require(URLComponents(url: callback, resolvingAgainstBaseURL: false))
+        let fragment = components.percentEncodedFragment ?? ""
+        components.fragment = nil
+        let address = try #require(components.url)
+        let (pageResponse, page) = try await get(address)
+        #expect(pageResponse.status == .ok)
+        #expect(pageResponse.headerFields[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+        let origin = "\(address.scheme ?? "http")://\(address.host ?? "")\(address.port.map { ":\($0)" } ?? "")"
+        let (answer, text) = try await post(address, body: fragment, headers: [
+            .contentType: "application/x-www-form-urlencoded", HTTPField.Name("Origin")!: origin,
+            HTTPField.Name("Sec-Fetch-Site")!: "same-origin",
+        ])
+        return (String(decoding: page, as: UTF8.self), pageResponse.headerFields[.contentSecurityPolicy], answer, String(decoding: text, as: UTF8.self))
+    }
+
     /// GETs `url` and returns the redirect's target.
     func redirect(from url: URL) async throws -> URL {
         let (response, body) = try await get(url)
