@@ -103,9 +103,10 @@ expect "the profile records the implicit grant" grep -q '"grant" : "implicit"' "
 implicit_login "login --implicit-id-token (response_type=id_token token, ID token verified)" 0 implicit-oidc "$GLEWLWYD" "$IMPLICIT" --implicit-id-token
 expect "the authorization URL asked for id_token token with a nonce" grep -q "response_type=id_token+token&.*&nonce=" "$WORK/err"
 expect "login named the verified subject" grep -q "Signed in as " "$WORK/err"
-implicit_login "login --implicit-id-token where tokens live 30 s" 0 implicit-short \
+implicit_login "login --implicit-id-token where tokens live 2 s" 0 implicit-short \
   "${OAUTH2_TEST_GLEWLWYD_SHORT_ISSUER:-http://127.0.0.1:4593/api/oidc-short}" "$IMPLICIT" --implicit-id-token
-check glewlwyd "token once the implicit token needs renewing: sign in again (5)" 5 "$BIN" --profile implicit-short token
+sleep 3   # the token's whole lifetime: what follows is about an expired token
+check glewlwyd "token once the implicit token has expired: sign in again (5)" 5 "$BIN" --profile implicit-short token
 expect "token said to sign in again" grep -q "sign in again" "$WORK/err"
 implicit_login "login --implicit with a client not allowed the implicit grant (1)" 1 implicit-refused "$GLEWLWYD" \
   "${OAUTH2_TEST_GLEWLWYD_PUBLIC_ID:-code-public}" --implicit

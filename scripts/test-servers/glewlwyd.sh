@@ -95,7 +95,7 @@ exists() { curl -sf -o /dev/null -b "$DIR/admin.jar" "$B/api$1"; }
 # - OIDC instance oidc-par ($GLEWLWYD_PAR_ISSUER): require_pushed_authorization_requests;
 # - OIDC instance oidc-reg ($GLEWLWYD_REG_ISSUER): registration needs an initial access token
 #   (an access token of this instance with scope read);
-# - OIDC instance oidc-short ($GLEWLWYD_SHORT_ISSUER): access tokens that live 30 s;
+# - OIDC instance oidc-short ($GLEWLWYD_SHORT_ISSUER): access tokens that live 2 s;
 # - client $JWT_SECRET_ID: client_secret_jwt; client $JWT_KEY_ID: private_key_jwt with the
 #   public keys in $JWT_KEY_JWKS (RSA rsa-1, P-256 ec-1, Ed25519 ed-1).
 # - client $IMPLICIT_ID: public, the legacy implicit grant only ("token" enables
@@ -108,7 +108,7 @@ seed_extras() {
       oidc-nonce) iss=$GLEWLWYD_NONCE_ISSUER extra='{"oauth-dpop-nonce-mandatory":true, "oauth-dpop-nonce-counter":5}' ;;
       oidc-par) iss=$GLEWLWYD_PAR_ISSUER extra='{"oauth-par-required":true}' ;;
       oidc-reg) iss=$GLEWLWYD_REG_ISSUER extra='{"register-client-auth-scope":["read"]}' ;;
-      oidc-short) iss=$GLEWLWYD_SHORT_ISSUER extra='{"access-token-duration":30}' ;;
+      oidc-short) iss=$GLEWLWYD_SHORT_ISSUER extra='{"access-token-duration":2}' ;;
     esac
     api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$iss")" --argjson x "$extra" --arg n "$name" \
       '{module:"oidc", name:$n, display_name:$n, parameters:($p + $x)}')"

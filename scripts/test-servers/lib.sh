@@ -34,9 +34,8 @@ GLEWLWYD_REG_ISSUER=$GLEWLWYD_URL/api/oidc-reg
 # Glewlwyd only: a public client for the legacy implicit grant (response types token and
 # id_token token), so that no other client has them.
 IMPLICIT_ID=implicit-public
-# A third OIDC instance whose access tokens live 30 s, less than a session's renewal leeway:
-# an implicit sign-in there needs renewing at once, which without a refresh token means
-# signing in again.
+# An OIDC instance whose access tokens live 2 s: once one has expired, an implicit sign-in
+# there (no refresh token) means signing in again.
 GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 
 # Debian packages each server needs (up.sh installs them all in one apt-get run).
