@@ -33,26 +33,7 @@ answers() { curl -sf -o /dev/null --max-time 5 "$ISS/.well-known/oauth-authoriza
 
 do_status() { answers; }
 
-venv_ok() {
-  "$VENV/bin/python" - "${PINS[@]}" <<'PY' 2>/dev/null
-import sys
-from importlib.metadata import version
-sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in sys.argv[1:])) else 1)
-PY
-}
-
-ensure_venv() {
-  venv_ok && return 0
-  log "creating venv with ${PINS[*]}"
-  rm -rf "$VENV"
-  if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
-    rm -rf "$VENV"; ensure_debs python3 python3-venv
-    /usr/bin/python3 -m venv "$VENV"
-  fi
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PINS[@]}" >"$DIR/pip.log" 2>&1 \
-    || { tail -n 30 "$DIR/pip.log" >&2; rm -rf "$VENV"; die "pip install failed (see $DIR/pip.log)"; }
-  venv_ok || die "venv lacks the pinned versions after pip install"
-}
+ensure_venv() { ensure_pinned_venv "$VENV" "$DIR/pip.log" "${PINS[@]}"; }
 
 # A fresh site: .env, database and signing key (authgent-server init), the trusted test key.
 write_site() {

@@ -164,6 +164,32 @@ free_port() {
   wait_port_free "$port" || die "port $port still busy"
 }
 
+# True when the venv $1 runs and has exactly the pinned versions "$2"... (NAME==VERSION).
+venv_has_pins() {
+  local venv=$1; shift
+  "$venv/bin/python" - "$@" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in sys.argv[1:])) else 1)
+PY
+}
+
+# Keeps venv $1 if it has exactly the pins "$3"..., else makes it anew with pip (log in $2).
+ensure_pinned_venv() {
+  local venv=$1 piplog=$2; shift 2
+  venv_has_pins "$venv" "$@" && return 0
+  log "creating venv with $*"
+  rm -rf "$venv"
+  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+    # Debian's python3 without ensurepip: add python3-venv and use that python.
+    rm -rf "$venv"; ensure_debs python3 python3-venv
+    /usr/bin/python3 -m venv "$venv"
+  fi
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" >"$piplog" 2>&1 \
+    || { tail -n 30 "$piplog" >&2; rm -rf "$venv"; die "pip install failed (see $piplog)"; }
+  venv_has_pins "$venv" "$@" || die "venv lacks the pinned versions after pip install"
+}
+
 # Fingerprint of the scripts that configure a server: a running server started by an
 # older version of them is restarted rather than reused.
 fingerprint() { cat "$TS_DIR/lib.sh" "$@" | sha256sum | cut -c1-16; }
