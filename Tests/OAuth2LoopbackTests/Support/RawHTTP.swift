@@ -42,6 +42,13 @@ enum RawHTTP {
         return try await body()
     }
 
+    /// Whether anything listens on `port` of `address`: a refused connection means nothing does.
+    static func isListening(port: Int, address: String = "127.0.0.1") -> Bool {
+        guard let fd = try? openSocket(port: port, address: address) else { return false }
+        close(fd)
+        return true
+    }
+
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
@@ -59,7 +66,8 @@ enum RawHTTP {
         let ipv6 = address.contains(":")
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        // Generous: a listener on a machine busy with a parallel test run can be slow to answer.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let result: Int32
         if ipv6 {
