@@ -103,8 +103,11 @@ for key, label in [("start", "started"), ("end", "ended"), ("cpu", "CPU"), ("mem
                    ("glewlwyd", "Glewlwyd token endpoint"), ("fixed", "fixed-answer token endpoint"), ("dot", "django-oauth-toolkit")]:
     if key in meta:
         md.append("- %s: %s" % (label, meta[key]))
+for part in ("grants", "idtokens", "cli", "inprocess"):
+    if "load_" + part in meta:
+        md.append("- load average when the %s part started: %s" % (part, meta["load_" + part]))
 if "load_note" in meta:
-    md.append("- " + meta["load_note"])
+    md.append("- note: " + meta["load_note"])
 md.append("- runs per contender: %d (median, min–max over the runs)" % args.runs)
 md.append("")
 md.append("Regenerate: `OAUTH2_TEST_GLEWLWYD_PORT=… scripts/bench-compare` (installs what it needs; see the script's header). "
