@@ -127,7 +127,7 @@ if grant_cases:
               "threads) each taking the next grant.")
     md.append("")
     md.append("Servers: **the fixed-answer endpoint** (`Benchmarks/Compare/FixedTokenEndpoint`: SwiftNIO, one thread, answers every "
-              "POST with the same 120-byte token response without reading the form, so the client's own cost shows) and "
+              "POST with the same 122-byte token response without reading the form, so the client's own cost shows) and "
               "**Glewlwyd** (a real authorization server that signs an RS256 JWT access token per grant, which caps every client).")
     for target, title in [("fixed", "fixed-answer endpoint"), ("glewlwyd", "Glewlwyd")]:
         for inflight in ("1", "32"):
