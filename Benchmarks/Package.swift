@@ -33,9 +33,12 @@ let package = Package(
             ],
             path: "Support/OAuth2TestSupport"
         ),
+        // glibc's allocation statistics, for the memory benchmark.
+        .target(name: "CMallocInfo", path: "Support/CMallocInfo"),
         .executableTarget(
             name: "SessionBenchmarks",
             dependencies: [
+                "CMallocInfo",
                 .product(name: "OAuth2", package: root),
                 "OAuth2TestSupport",
                 .product(name: "Benchmark", package: "benchmark"),
@@ -55,6 +58,38 @@ let package = Package(
             ],
             path: "Benchmarks/IDTokenBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "ParsingBenchmarks",
+            dependencies: [
+                .product(name: "OAuth2", package: root),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Benchmarks/ParsingBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // scripts/bench-compare's contenders of ours: the client (grants through both
+        // transports, ID-token validation) and the fixed-answer token endpoint.
+        .executableTarget(
+            name: "bench-client",
+            dependencies: [
+                .product(name: "OAuth2", package: root),
+                .product(name: "OAuth2AsyncHTTPClient", package: root),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Compare/BenchClient"
+        ),
+        .executableTarget(
+            name: "fixed-token-endpoint",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Compare/FixedTokenEndpoint"
         ),
     ],
     swiftLanguageModes: [.v6]

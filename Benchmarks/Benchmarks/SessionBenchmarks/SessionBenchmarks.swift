@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2TestSupport
+import CMallocInfo
 
 // Goals (see README, "Benchmarks"):
 // - `authorize()` on a cached token: at most 1 µs.
@@ -83,6 +84,46 @@ final class Waiters: @unchecked Sendable {
 
 func expiredTokens() -> TokenSet {
     TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(-10), issuedAt: Date().addingTimeInterval(-3610))
+}
+
+/// Bytes the process has allocated and not freed (glibc's `mallinfo2`); `nil` elsewhere.
+func allocatedBytes() -> Int? {
+    let bytes = Int(cmallocinfo_allocated_bytes())
+    return bytes > 0 ? bytes : nil
+}
+
+/// 100,000 sessions of one client with their token sets in one shared memory store: the
+/// bytes each costs beyond its token strings' characters. Tokens: a 43-byte access token
+/// and a 43-byte refresh token (256-bit opaque values, base64url), unique per session.
+enum SessionMemory {
+    static let count = 100_000
+    static let tokenBytes = 43 + 43
+
+    static func token(_ kind: Character, _ index: Int) -> String {
+        let digits = String(index)
+        return String(kind) + String(repeating: "x", count: 42 - digits.count) + digits
+    }
+
+    /// Bytes per session beyond the token characters, measured by creating them.
+    static func measure() async throws -> (perSession: Int, sessions: [Session]) {
+        let client = try OAuth2Client(
+            metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
+            configuration: ClientConfiguration(clientID: "benchmark"))
+        let store = MemoryTokenStore()
+        let expiry = Date().addingTimeInterval(3600)
+        let accounts = (0..<count).map { "user-\($0)" }
+        guard let before = allocatedBytes() else { return (0, []) }
+        var sessions: [Session] = []
+        sessions.reserveCapacity(count)
+        for index in 0..<count {
+            let tokens = TokenSet(accessToken: token("a", index), refreshToken: token("r", index), expiresAt: expiry)
+            sessions.append(try await Session(client: client, tokens: tokens, store: store, account: accounts[index]))
+        }
+        let after = allocatedBytes()!
+        // The array of references is the benchmark's, not the sessions'.
+        let total = after - before - count * MemoryLayout<Session>.stride
+        return (total / count - tokenBytes, sessions)
+    }
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -211,4 +252,15 @@ let benchmarks: @Sendable () -> Void = {
         setup: { try await TokenServer.shared.start() },
         teardown: { await TokenServer.shared.stop() }
     )
+
+    Benchmark(
+        "Memory, 100,000 sessions (bytes per session beyond 86 bytes of token characters)",
+        configuration: .init(
+            metrics: [.custom("bytes per session", polarity: .prefersSmaller, useScalingFactor: false), .peakMemoryResident],
+            maxDuration: .seconds(10), maxIterations: 3)
+    ) { benchmark in
+        let (perSession, sessions) = try await SessionMemory.measure()
+        benchmark.measurement(.custom("bytes per session", polarity: .prefersSmaller, useScalingFactor: false), perSession)
+        blackHole(sessions)
+    }
 }
