@@ -18,6 +18,16 @@ let package = Package(
         .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
     ],
+    // `URLSession` (on by default) puts `URLSessionTransport` in `OAuth2` and makes it the
+    // default transport. Without it (`traits: []` in a dependent package, or
+    // `--disable-default-traits` here) `OAuth2` does not link FoundationNetworking, which on
+    // Linux loads libcurl and about 30 shared libraries at every process start (~15 ms):
+    // every client then takes its transport explicitly, e.g. `AsyncHTTPClientTransport`.
+    // The `oauth2` tool uses AsyncHTTPClient either way and is released built without it.
+    traits: [
+        .trait(name: "URLSession", description: "URLSessionTransport, the default transport (links FoundationNetworking on Linux)"),
+        .default(enabledTraits: ["URLSession"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -34,7 +44,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types", condition: .when(traits: ["URLSession"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -95,14 +105,15 @@ let package = Package(
             dependencies: ["OAuth2Testing", "OAuth2"],
             swiftSettings: strictSettings
         ),
-        // The `oauth2` command-line tool.
+        // The `oauth2` command-line tool. It sends with AsyncHTTPClient, so that a build
+        // without the URLSession trait links no libcurl (see `traits` above).
         .executableTarget(
             name: "OAuth2CLI",
             dependencies: [
-                "OAuth2", "OAuth2SecretService", "OAuth2Loopback", "OAuth2Testing",
+                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2Testing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/OAuth2CLI",

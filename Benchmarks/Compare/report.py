@@ -161,12 +161,13 @@ if ("cli", "cached") in runs:
     md.append("")
     md.append("## `oauth2 token` with a cached valid token, whole process")
     md.append("")
-    md.append("20 processes one after the other per run: the release build of `oauth2 token` (profile with a file store, "
+    md.append("20 processes one after the other per run: `oauth2 token` built as README builds it (release, static Swift "
+              "libraries, no URLSession trait; profile with a file store, "
               "DOT password-grant tokens) against `Benchmarks/Compare/python/token_authlib.py`, which does the same: reads a "
               "stored token set, prints the access token if it is valid for another 60 s, else refreshes it with authlib "
               "and saves the rotated refresh token. Goal: ≤ 20 ms and ≥ 3× faster than the Python script.")
     md.append("")
-    md.append(table(runs[("cli", "cached")], "swift-oauth2", "", {"swift-oauth2": "`oauth2 token` (release)",
+    md.append(table(runs[("cli", "cached")], "swift-oauth2", "", {"swift-oauth2": "`oauth2 token` (release, static)",
                                                                     "python-authlib": "Python authlib script"}, time_per=True))
 
 if parallel:

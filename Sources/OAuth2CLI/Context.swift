@@ -81,17 +81,26 @@ struct Context {
             tokenEndpoint: profile.tokenEndpoint.flatMap(URL.init(string:)),
             deviceAuthorizationEndpoint: profile.deviceAuthorizationEndpoint.flatMap(URL.init(string:)))
         if let name = profile.provider {
-            let client = try await OAuth2Client(preset: try Self.preset(named: name), configuration: configuration, logger: logger)
+            let client = try await OAuth2Client(preset: try Self.preset(named: name), configuration: configuration, transport: Self.transport, logger: logger)
             guard !given.fields.isEmpty else { return client }
-            return try OAuth2Client(metadata: client.metadata.filling(from: given), configuration: client.configuration, logger: logger)
+            return try OAuth2Client(metadata: client.metadata.filling(from: given), configuration: client.configuration, transport: Self.transport, logger: logger)
         }
         guard let issuer = profile.issuer else {
-            return try OAuth2Client(metadata: given, configuration: configuration, logger: logger)
+            return try OAuth2Client(metadata: given, configuration: configuration, transport: Self.transport, logger: logger)
         }
         guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL.") }
-        let discovered = try await OAuth2Client.discover(issuer: url, configuration: configuration, logger: logger)
-        guard !given.fields.isEmpty else { return discovered }
-        return try OAuth2Client(metadata: discovered.metadata.filling(from: given), configuration: configuration, logger: logger)
+        let metadata = try await discoveredMetadata(issuer: url, configuration: configuration)
+        return try OAuth2Client(metadata: metadata.filling(from: given), configuration: configuration, transport: Self.transport, logger: logger)
+    }
+
+    /// The issuer's metadata: from the discovery cache on disk when fetched within the hour,
+    /// else discovered now (and kept there).
+    private func discoveredMetadata(issuer: URL, configuration: ClientConfiguration) async throws -> ServerMetadata {
+        let cache = DiscoveryCache(configDirectory: global.configDirectory)
+        if let metadata = cache.metadata(for: issuer) { return metadata }
+        let client = try await OAuth2Client.discover(issuer: issuer, configuration: configuration, transport: Self.transport, logger: logger)
+        cache.save(client.metadata, for: issuer)
+        return client.metadata
     }
 
     /// Applies a profile's options of JWT client authentication and pushed requests: the

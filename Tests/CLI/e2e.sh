@@ -10,6 +10,7 @@ set -uo pipefail
 BIN=${1:?usage: e2e.sh PATH-TO-oauth2}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
+: >"$WORK/out"
 export OAUTH2_CONFIG_DIR=$WORK/config OAUTH2_E2E_JAR=$WORK/jar
 LOG=${OAUTH2_INTEGRATION_LOG:-/dev/null}
 GLEWLWYD=${OAUTH2_TEST_GLEWLWYD_ISSUER:-http://127.0.0.1:4593/api/oidc}
@@ -65,6 +66,11 @@ journey() {
   expect "status names the profile" grep -q "\"profile\" : \"$server\"" "$WORK/out"
   expect "status shows no token" sh -c "! grep -qF -- '$current' '$WORK/out'"
 }
+
+echo "== the binary"
+# scripts/test builds the tool as README ships it: without the package's URLSession trait, so
+# that no process start loads libcurl and its thirty-odd shared libraries.
+expect "the tool links no libcurl and no FoundationNetworking" sh -c "! ldd '$BIN' | grep -Eq 'libcurl|FoundationNetworking'"
 
 echo "== demo"
 check embedded "demo: the whole journey against the embedded provider" 0 "$BIN" demo
@@ -166,6 +172,9 @@ check dot "no stored sign-in (5)" 5 "$BIN" --profile never-signed-in token
 check dot "machine profile: client credentials" 0 "$BIN" --profile machine --store file token --grant client_credentials \
   --issuer "$DOT" --client-id "${OAUTH2_TEST_DOT_CC_ID:-cc}" --client-secret "${OAUTH2_TEST_DOT_CC_SECRET:-cc-secret}" --scope read
 check dot "machine profile: later calls need no secret on the command line" 0 "$BIN" --profile machine token --force-refresh
+check dot "machine profile: a valid token is answered from the store" 0 "$BIN" -vv --profile machine token
+expect "... with no request at all (discovery is cached on disk, the token is valid)" sh -c "! grep -q '$DOT_URL' '$WORK/err'"
+expect "the discovery cache holds DOT's metadata, private (0600)" sh -c "grep -q '\"issuer\":\"$DOT\"' '$OAUTH2_CONFIG_DIR'/metadata/*.json && test \"\$(stat -c %a '$OAUTH2_CONFIG_DIR'/metadata/*.json | sort -u)\" = 600"
 check dot "request: a final 4xx exits 1" 1 "$BIN" --profile machine request "$DOT_URL/o/no-such-endpoint/"
 expect "the final status went to stderr" grep -q "HTTP 404" "$WORK/err"
 printf '%s\n' "${OAUTH2_TEST_PASSWORD:-alice-pw}" >"$WORK/pw"

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import HTTPTypesFoundation
 
 // MARK: - Requests with an access token (RFC 6750, RFC 9449 §7)
 

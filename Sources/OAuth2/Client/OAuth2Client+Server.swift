@@ -13,7 +13,7 @@ extension OAuth2Client {
     public init(
         server: AuthorizationServer,
         configuration: ClientConfiguration,
-        transport: any HTTPTransport = URLSessionTransport.shared,
+        transport: any HTTPTransport,
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = OAuth2Client.defaultLogger,
         userAgent: String = OAuth2Client.defaultUserAgent,
@@ -46,7 +46,7 @@ extension OAuth2Client {
     public init(
         preset: ProviderPreset,
         configuration: ClientConfiguration,
-        transport: any HTTPTransport = URLSessionTransport.shared,
+        transport: any HTTPTransport,
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = OAuth2Client.defaultLogger,
         userAgent: String = OAuth2Client.defaultUserAgent,
@@ -70,7 +70,7 @@ extension OAuth2Client {
     ///   throws.
     public init(
         settings: ClientSettings,
-        transport: any HTTPTransport = URLSessionTransport.shared,
+        transport: any HTTPTransport,
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = OAuth2Client.defaultLogger,
         userAgent: String = OAuth2Client.defaultUserAgent,

@@ -44,7 +44,7 @@ public struct OAuth2Client: Sendable {
     public init(
         metadata: ServerMetadata,
         configuration: ClientConfiguration,
-        transport: any HTTPTransport = URLSessionTransport.shared,
+        transport: any HTTPTransport,
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = OAuth2Client.defaultLogger,
         userAgent: String = OAuth2Client.defaultUserAgent
@@ -96,7 +96,7 @@ public struct OAuth2Client: Sendable {
     public static func discover(
         issuer: URL,
         configuration: ClientConfiguration,
-        transport: any HTTPTransport = URLSessionTransport.shared,
+        transport: any HTTPTransport,
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = OAuth2Client.defaultLogger,
         userAgent: String = OAuth2Client.defaultUserAgent,

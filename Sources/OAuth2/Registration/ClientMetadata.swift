@@ -145,7 +145,7 @@ public struct ClientMetadata: Sendable, Hashable {
     /// with `token_endpoint_auth_method` as an array of one method, which is read as that
     /// method. A modelled member of another type is an ``OAuth2Error/Code/invalidResponse``.
     static func parse(_ members: [String: JSONValue]) throws(OAuth2Error) -> ClientMetadata {
-        var reader = Reader(members: members)
+        let reader = Reader(members: members)
         var metadata = ClientMetadata()
         metadata.redirectURIs = try reader.urls("redirect_uris")
         metadata.grantTypes = try reader.strings("grant_types")

@@ -35,7 +35,7 @@ public struct ClientRegistrar: Sendable {
     ///   neither HTTPS nor on a loopback host.
     public init(
         metadata: ServerMetadata,
-        transport: any HTTPTransport = URLSessionTransport.shared,
+        transport: any HTTPTransport,
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = OAuth2Client.defaultLogger,
         userAgent: String = OAuth2Client.defaultUserAgent
@@ -62,7 +62,7 @@ public struct ClientRegistrar: Sendable {
     /// - Throws: what discovery throws.
     public static func discover(
         issuer: URL,
-        transport: any HTTPTransport = URLSessionTransport.shared,
+        transport: any HTTPTransport,
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = OAuth2Client.defaultLogger,
         userAgent: String = OAuth2Client.defaultUserAgent,

@@ -4,7 +4,7 @@ import HTTPTypes
 /// The one thing the library needs from an HTTP stack: send a request with an optional
 /// body and hand back the response and its body.
 ///
-/// Two adapters ship with the library: ``URLSessionTransport`` (in `OAuth2`) and
+/// Two adapters ship with the library: ``URLSessionTransport`` (in `OAuth2`, with the package's `URLSession` trait, on by default) and
 /// `AsyncHTTPClientTransport` (in `OAuth2AsyncHTTPClient`). A transport must not follow
 /// redirects (an OAuth endpoint that redirects is an error, and following one could carry
 /// credentials elsewhere), must bound the size of the body it reads, and should throw

@@ -1,3 +1,5 @@
+// Only with the package's `URLSession` trait (on by default): see Package.swift.
+#if URLSession
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
@@ -103,3 +105,4 @@ private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
         completionHandler(nil)
     }
 }
+#endif

@@ -41,7 +41,7 @@ struct DemoCommand: AsyncParsableCommand {
             issuer: provider.issuer,
             configuration: ClientConfiguration(
                 clientID: TestProvider.Demo.confidentialClientID, clientSecret: TestProvider.Demo.confidentialClientSecret, scopes: ["openid", "profile", "email", "offline_access"]),
-            logger: context.logger, cache: MetadataCache())
+            transport: Context.transport, logger: context.logger, cache: MetadataCache())
         step(1, "discover", "metadata fetched; its issuer equals the one asked for; jwks_uri present")
 
         let tokens = try await LoopbackSignIn(timeout: .seconds(30), browser: browser, output: silent).signIn(client: client)

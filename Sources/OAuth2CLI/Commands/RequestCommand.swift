@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import HTTPTypes
-import HTTPTypesFoundation
 import OAuth2
 
 struct RequestCommand: AsyncParsableCommand {
