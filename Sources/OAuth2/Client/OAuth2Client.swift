@@ -19,16 +19,54 @@ import Logging
 /// Every method throws ``OAuth2Error`` (errors thrown by your own ``HTTPInterceptor``s
 /// pass through unchanged).
 public struct OAuth2Client: Sendable {
+    /// Everything a client holds, in one immutable object that its copies share: a copy of
+    /// a client (each ``Session`` keeps one) is one reference, not some 500 bytes of
+    /// metadata, configuration and transport. Changing the configuration of a copy gives
+    /// it a storage of its own.
+    final class Storage: Sendable {
+        let metadata: ServerMetadata
+        let configuration: ClientConfiguration
+        let pipeline: HTTPPipeline
+        let now: @Sendable () -> Date
+        let keySet: JWKSCache?
+        let dpopNonces: DPoPNonceCache
+
+        init(
+            metadata: ServerMetadata, configuration: ClientConfiguration, pipeline: HTTPPipeline,
+            now: @escaping @Sendable () -> Date, keySet: JWKSCache?, dpopNonces: DPoPNonceCache
+        ) {
+            self.metadata = metadata
+            self.configuration = configuration
+            self.pipeline = pipeline
+            self.now = now
+            self.keySet = keySet
+            self.dpopNonces = dpopNonces
+        }
+
+        /// This storage with another configuration, sharing the rest.
+        func with(_ configuration: ClientConfiguration) -> Storage {
+            Storage(metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: dpopNonces)
+        }
+    }
+
+    private var storage: Storage
+
     /// The server's metadata (discovered or built by hand).
-    public let metadata: ServerMetadata
+    public var metadata: ServerMetadata { storage.metadata }
     /// The client's configuration.
-    public internal(set) var configuration: ClientConfiguration
-    let pipeline: HTTPPipeline
-    let now: @Sendable () -> Date
+    public internal(set) var configuration: ClientConfiguration {
+        get { storage.configuration }
+        set { storage = storage.with(newValue) }
+    }
+    var pipeline: HTTPPipeline { storage.pipeline }
+    var now: @Sendable () -> Date { storage.now }
     /// The provider's JWK set, shared by the copies of this client; `nil` without a `jwks_uri`.
-    public let keySet: JWKSCache?
+    public var keySet: JWKSCache? { storage.keySet }
     /// The latest DPoP nonce of each server this client talked to, shared by its copies.
-    public let dpopNonces: DPoPNonceCache
+    public var dpopNonces: DPoPNonceCache { storage.dpopNonces }
+
+    /// Whether `other` is this client or an unchanged copy of it (one storage).
+    func isSameStorage(as other: OAuth2Client) -> Bool { storage === other.storage }
 
     /// The `User-Agent` sent when the request has none.
     public static let defaultUserAgent = "swift-oauth2/0.1"
@@ -75,16 +113,13 @@ public struct OAuth2Client: Sendable {
                 try EndpointPolicy.validate(url, name: name.replacingOccurrences(of: "_", with: " "))
             }
         }
-        self.metadata = metadata
-        self.configuration = configuration
-        self.pipeline = pipeline
-        self.now = now
-        dpopNonces = DPoPNonceCache()
-        keySet = metadata.jwksURI.map { url in
+        let keySet = metadata.jwksURI.map { url in
             JWKSCache(url: url, policy: configuration.idTokenValidation.keySetPolicy) {
                 try await Self.fetchKeySet(url, pipeline: pipeline)
             }
         }
+        storage = Storage(
+            metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: DPoPNonceCache())
     }
 
     /// Discovers the issuer's metadata (see ``Discovery``) and creates a client for it.

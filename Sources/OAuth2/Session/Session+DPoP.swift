@@ -1,41 +1,40 @@
 import Foundation
 import Logging
 
-/// A session's DPoP options (RFC 9449): those of the client it was created with, until it
-/// reads a stored record whose tokens are bound to another key — then that key, so that
-/// renewals and requests keep using the key the tokens are bound to.
-final class SessionDPoP: @unchecked Sendable {
-    private let lock = NSLock()
-    private var options: DPoPOptions?
+// A session's DPoP options (RFC 9449): those of the client it was created with, until it
+// reads a stored record whose tokens are bound to another key — then that key, so that
+// renewals and requests keep using the key the tokens are bound to. The adopted options
+// live in the session's state (`SessionState.adoptedDPoP`), under its one lock.
 
-    init(_ options: DPoPOptions?) {
-        self.options = options
+extension Session {
+    /// The DPoP options in force: the adopted ones, else the client's.
+    nonisolated var currentDPoP: DPoPOptions? {
+        state.withLock { $0.adoptedDPoP } ?? baseClient.configuration.dpop
     }
-
-    /// The options in force.
-    var current: DPoPOptions? { lock.withLock { options } }
 
     /// Adopts the key stored with `record`, if it has one, keeping the other options; returns
     /// the options in force. A stored key that cannot be read is reported and ignored: the
     /// server will refuse the tokens, and a sign-in replaces them.
     @discardableResult
-    func adopt(_ record: StoredSession?, logger: Logger) -> DPoPOptions? {
-        guard let record else { return current }
+    static func adoptDPoP(_ record: StoredSession?, state: Locked<SessionState>, client: OAuth2Client) -> DPoPOptions? {
+        let own = client.configuration.dpop
+        guard let record else { return state.withLock { $0.adoptedDPoP } ?? own }
         let stored: DPoPKey?
         do {
             stored = try record.dpopKey()
         } catch {
-            logger.warning("session \(record.key): the stored DPoP key cannot be read (\(error.reason))")
-            return current
+            client.logger.warning("session \(record.key): the stored DPoP key cannot be read (\(error.reason))")
+            return state.withLock { $0.adoptedDPoP } ?? own
         }
-        guard let stored else { return current }
-        return lock.withLock {
+        guard let stored else { return state.withLock { $0.adoptedDPoP } ?? own }
+        return state.withLock { state in
+            let options = state.adoptedDPoP ?? own
             if options?.key.thumbprint != stored.thumbprint {
-                options = DPoPOptions(
+                state.adoptedDPoP = DPoPOptions(
                     key: stored, allowsBearerTokens: options?.allowsBearerTokens ?? false,
                     bindsAuthorizationCode: options?.bindsAuthorizationCode ?? true)
             }
-            return options
+            return state.adoptedDPoP ?? own
         }
     }
 }

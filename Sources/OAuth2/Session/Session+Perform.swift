@@ -15,9 +15,24 @@ extension Session {
     ///   has no DPoP key; otherwise as ``freshTokens()``.
     public nonisolated func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
         try Self.checkDestination(request)
+        // The hot path (a fresh Bearer token, benchmarked): no URL to build, no proof, and
+        // the header value made once per token, so that the only allocation left is the
+        // request's own: the buffer of its header fields.
+        let now = baseClient.now()
+        let header: String? = state.withLock { state in
+            guard let snapshot = state.current, now < snapshot.expiry.renewAt, snapshot.tokens.tokenType == .bearer else { return nil }
+            if let header = snapshot.bearerHeader { return header }
+            let header = "Bearer " + snapshot.tokens.accessToken
+            state.current?.bearerHeader = header
+            return header
+        }
+        if let header {
+            var request = request
+            request.headerFields[.authorization] = header
+            return request
+        }
         let tokens = try await freshTokens()
         if tokens.tokenType == .bearer {
-            // The hot path (a cached Bearer token, benchmarked): no URL to build, no proof.
             var request = request
             request.headerFields[.authorization] = "Bearer " + tokens.accessToken
             return request

@@ -11,10 +11,27 @@ extension Session {
     /// Returns fresh tokens, renewing them in one shared flight if needed. `rejected` is an
     /// access token a resource server refused, or the current one for a forced renewal.
     nonisolated func renew(rejecting rejected: String?) async throws -> TokenSet {
+        switch enter(rejecting: rejected) {
+        case .answered(let result): return try result.get()
+        case .wait(let id): return try await wait(id)
+        }
+    }
+
+    /// What a caller of ``renew(rejecting:)`` found: its answer, or its place among the waiters.
+    enum Entry { case answered(Result<TokenSet, OAuth2Error>), wait(UInt64) }
+
+    /// The first half of ``renew(rejecting:)``, synchronous (a small frame for the common
+    /// case of fresh tokens): under the lock, the answer — the tokens in hand when they are
+    /// fresh, or the back-off's — else a new place among the waiters.
+    ///
+    /// A caller that waits takes the lock twice: once here, once to leave its continuation
+    /// in its place. Its place is an index into an array kept in arrival order, so the
+    /// renewal answers its waiters in that order without sorting them, and a cancelled
+    /// caller finds its own slot in constant time and leaves a tombstone.
+    nonisolated func enter(rejecting rejected: String?) -> Entry {
         let now = baseClient.now()
-        enum Entry { case answered(Result<TokenSet, OAuth2Error>), wait(id: UInt64) }
-        let entry: Entry = state.locked { state in
-            // Another caller may have renewed meanwhile.
+        return state.withLock { state in
+            // Fresh (or renewed meanwhile by another caller).
             if let snapshot = state.current, snapshot.tokens.accessToken != rejected, now < snapshot.expiry.renewAt {
                 return .answered(.success(snapshot.tokens))
             }
@@ -24,31 +41,47 @@ extension Session {
                 error.retryAfter = backoff.until.timeIntervalSince(now)
                 return .answered(.failure(error))
             }
-            state.nextWaiterID &+= 1
-            return .wait(id: state.nextWaiterID)
+            return .wait(state.reserveWaiter(rejected: rejected))
         }
-        let id: UInt64
-        switch entry {
-        case .answered(let result): return try result.get()
-        case .wait(let waiterID): id = waiterID
-        }
+    }
+
+    /// The second half of ``renew(rejecting:)``: waits in place `id` for the renewal in
+    /// flight, starting one if there is none.
+    nonisolated func wait(_ id: UInt64) async throws -> TokenSet {
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TokenSet, any Error>) in
-                enum Join { case cancelled, joined, started(Renewer) }
-                let join: Join = state.locked { state in
-                    // Checked under the lock that `cancelWaiter` takes: a cancellation
-                    // is seen here or finds the waiter there.
-                    if Task.isCancelled { return .cancelled }
-                    var join = Join.joined
-                    if state.flight == nil {
-                        state.flight = SessionState.Flight(epoch: state.epoch)
-                        join = .started(makeRenewer(memory: state.current?.tokens, rejecting: rejected))
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TokenSet, any Error>) in
+                enum Join { case cancelled, joined, answered(TokenSet), started(Renewer) }
+                let join: Join = state.withLock { state in
+                    // A reserved slot stays until its caller gets here: neither a renewal's
+                    // end nor a cancellation removes it.
+                    guard let index = state.index(of: id) else { preconditionFailure("session waiter \(id) lost its slot") }
+                    switch state.waiters[index] {
+                    case .reserved(let rejected):
+                        if state.flight == nil {
+                            // The renewal this caller found due ended meanwhile.
+                            if let snapshot = state.current, snapshot.tokens.accessToken != rejected,
+                                baseClient.now() < snapshot.expiry.renewAt
+                            {
+                                state.retire(index)
+                                return .answered(snapshot.tokens)
+                            }
+                            state.waiters[index] = .waiting(continuation, rejected: rejected)
+                            state.flight = SessionState.Flight(epoch: state.epoch)
+                            return .started(makeRenewer(memory: state.current?.tokens, rejecting: rejected))
+                        }
+                        state.waiters[index] = .waiting(continuation, rejected: rejected)
+                        return .joined
+                    case .cancelled:
+                        // Its cancellation handler ran before it got here.
+                        state.retire(index)
+                        return .cancelled
+                    case .waiting, .done:
+                        preconditionFailure("session waiter \(id) joined twice")
                     }
-                    state.flight?.waiters[id] = SessionState.Waiter(continuation: continuation, rejected: rejected)
-                    return join
                 }
                 switch join {
                 case .cancelled: continuation.resume(throwing: Self.waitCancelled)
+                case .answered(let tokens): continuation.resume(returning: tokens)
                 case .started(let renewer): launch(renewer)
                 case .joined: break
                 }
@@ -59,13 +92,16 @@ extension Session {
     }
 
     private nonisolated func makeRenewer(memory: TokenSet?, rejecting rejected: String?) -> Renewer {
-        Renewer(key: key, client: baseClient, dpop: dpop, store: store, options: options, memory: memory, rejected: rejected)
+        Renewer(key: key, client: baseClient, state: state, store: store, options: options, memory: memory, rejected: rejected)
     }
 
     /// Runs a renewal in a task of its own: not a child of any caller's task, so that
-    /// cancelling callers never cancels the renewal.
+    /// cancelling callers never cancels the renewal. It runs at high priority: in a burst,
+    /// every step of it that resumes from outside (the response, the store) would
+    /// otherwise be queued behind the jobs of thousands of callers, which are all waiting
+    /// for it.
     private nonisolated func launch(_ renewer: Renewer) {
-        Task {
+        Task(priority: .high) {
             let result: Result<Renewer.Outcome, any Error>
             do {
                 result = .success(try await renewer.run())
@@ -76,20 +112,24 @@ extension Session {
         }
     }
 
+    /// Waiters answered alike: one result, their continuations in arrival order.
+    private typealias Answer = (result: Result<TokenSet, any Error>, continuations: [UnsafeContinuation<TokenSet, any Error>])
+
     private nonisolated func finish(_ result: Result<Renewer.Outcome, any Error>) {
         let now = baseClient.now()
-        var resumptions: [(SessionState.Waiter, Result<TokenSet, any Error>)] = []
+        var answers: [Answer] = []
         var restart: Renewer?
         var note: (level: Logger.Level, message: String)?
-        state.locked { state in
+        state.withLock { state in
             guard let flight = state.flight else { return }
             state.flight = nil
             // A sign-in or sign-out during the renewal decides the tokens; the renewal only
             // answers its callers.
             let current = flight.epoch == state.epoch
-            // In arrival order: fair, and the order a task group spawned its callers in, which
-            // its runtime removes finished children fastest in (random order costs it O(n²)).
-            let waiters = flight.waiters.sorted { $0.key < $1.key }.map(\.value)
+
+            // The answer of a waiter that refused `rejected` (`nil`: none), as an index into
+            // `answers`; `nil` leaves it waiting for another renewal.
+            var answerFor: (String?) -> Int? = { _ in 0 }
 
             switch result {
             case .success(.renewed(let tokens, let fromServer)):
@@ -97,31 +137,18 @@ extension Session {
                     state.backoff = nil
                     let previous = state.current?.tokens
                     state.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway))
-                    if previous != nil, previous != tokens { broadcaster.emit(.refreshed(tokens)) }
+                    if previous != nil, previous != tokens { state.emit(.refreshed(tokens)) }
                     note = (.debug, fromServer ? "renewed at the token endpoint" : "took the stored tokens")
                 }
                 guard let tokens = state.current?.tokens else {
-                    resumptions = waiters.map { ($0, .failure(Self.noTokens)) }
-                    return
+                    answers = [(.failure(Self.noTokens), [])]
+                    break
                 }
+                answers = [(.success(tokens), [])]
                 // A caller whose refused token came back from the store (it looked fresh
                 // there) needs a renewal of its own. From the server, the same token is the answer.
-                var unsatisfied: [SessionState.Waiter] = []
-                for waiter in waiters {
-                    if !fromServer, waiter.rejected == tokens.accessToken {
-                        unsatisfied.append(waiter)
-                    } else {
-                        resumptions.append((waiter, .success(tokens)))
-                    }
-                }
-                if let first = unsatisfied.first {
-                    var next = SessionState.Flight(epoch: state.epoch)
-                    for waiter in unsatisfied {
-                        state.nextWaiterID &+= 1
-                        next.waiters[state.nextWaiterID] = waiter
-                    }
-                    state.flight = next
-                    restart = makeRenewer(memory: tokens, rejecting: first.rejected)
+                if !fromServer {
+                    answerFor = { rejected in rejected == tokens.accessToken ? nil : 0 }
                 }
 
             case .success(.unsaved(let tokens, let error)):
@@ -130,52 +157,82 @@ extension Session {
                 if current {
                     state.backoff = nil
                     state.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway))
-                    broadcaster.emit(.refreshed(tokens))
+                    state.emit(.refreshed(tokens))
                 }
                 note = (.warning, "renewed, but the store did not save the tokens")
-                resumptions = waiters.map { ($0, .failure(error)) }
+                answers = [(.failure(error), [])]
 
             case .success(.signedOut(let error)):
                 if current {
                     state.epoch &+= 1
                     state.backoff = nil
                     state.current = nil
-                    broadcaster.emit(.signedOut(error))
+                    state.emit(.signedOut(error))
                     note = (.debug, "the server refused the refresh token; tokens removed")
                 }
-                resumptions = waiters.map { ($0, .failure(error)) }
+                answers = [(.failure(error), [])]
 
             case .success(.unavailable(let error)):
-                resumptions = waiters.map { ($0, .failure(error)) }
+                answers = [(.failure(error), [])]
 
             case .failure(let error):
                 guard let error = error as? OAuth2Error else {
-                    resumptions = waiters.map { ($0, .failure(error)) }  // the store's own error, passed through
-                    return
+                    answers = [(.failure(error), [])]  // the store's own error, passed through
+                    break
                 }
-                if current { broadcaster.emit(.refreshFailed(error)) }
+                if current { state.emit(.refreshFailed(error)) }
                 note = (.debug, "renewal failed (\(error.code)); tokens kept")
                 if error.isTransient, let retryAfter = error.retryAfter, retryAfter > 0 {
-                    state.backoff = (now.addingTimeInterval(retryAfter), error)
+                    state.backoff = SessionState.Backoff(until: now.addingTimeInterval(retryAfter), error: error)
                 }
-                let unexpired = error.isTransient ? Self.unexpired(state.current, at: now) : nil
-                for waiter in waiters {
-                    if waiter.rejected == nil, let unexpired {
-                        resumptions.append((waiter, .success(unexpired)))
-                    } else {
-                        resumptions.append((waiter, .failure(error)))
-                    }
+                answers = [(.failure(error), [])]
+                if error.isTransient, let unexpired = Self.unexpired(state.current, at: now) {
+                    answers.append((.success(unexpired), []))
+                    answerFor = { rejected in rejected == nil ? 1 : 0 }
                 }
             }
+
+            // Every waiting slot belongs to this renewal (a caller joins only while one is
+            // in flight, or starts one); reserved and cancelled slots are callers on their
+            // way in, which join the next one.
+            var unsatisfied: String??
+            for index in state.waiters.indices {
+                guard case .waiting(let continuation, let rejected) = state.waiters[index] else { continue }
+                if let answer = answerFor(rejected) {
+                    answers[answer].continuations.append(continuation)
+                    state.retire(index)
+                } else if unsatisfied == nil {
+                    unsatisfied = .some(rejected)
+                }
+            }
+            if let rejected = unsatisfied {
+                state.flight = SessionState.Flight(epoch: state.epoch)
+                restart = makeRenewer(memory: state.current?.tokens, rejecting: rejected)
+            }
+            state.compactWaiters()
         }
         if let note { baseClient.logger.log(level: note.level, "session \(key): \(note.message)") }
-        for (waiter, result) in resumptions { waiter.continuation.resume(with: result) }
+        for answer in answers {
+            for continuation in answer.continuations { continuation.resume(with: answer.result) }
+        }
         if let restart { launch(restart) }
     }
 
     private nonisolated func cancelWaiter(_ id: UInt64) {
-        let waiter = state.locked { $0.flight?.waiters.removeValue(forKey: id) }
-        waiter?.continuation.resume(throwing: Self.waitCancelled)
+        let continuation: UnsafeContinuation<TokenSet, any Error>? = state.withLock { state in
+            guard let index = state.index(of: id) else { return nil }  // answered, and gone
+            switch state.waiters[index] {
+            case .reserved:
+                state.waiters[index] = .cancelled  // it throws when it tries to join
+                return nil
+            case .waiting(let continuation, _):
+                state.retire(index)
+                return continuation
+            case .cancelled, .done:
+                return nil
+            }
+        }
+        continuation?.resume(throwing: Self.waitCancelled)
     }
 
     /// The tokens in hand if the access token has not expired yet (it may be in the leeway).
@@ -211,8 +268,8 @@ struct Renewer: Sendable {
     let key: SessionKey
     /// The session's client, before its DPoP key is settled.
     let client: OAuth2Client
-    /// The session's DPoP options; a key stored with the record wins.
-    let dpop: SessionDPoP
+    /// The session's state, where a DPoP key stored with the record is adopted.
+    let state: Locked<SessionState>
     let store: any TokenStore
     let options: Session.Options
     /// The session's tokens when the renewal started.
@@ -224,7 +281,7 @@ struct Renewer: Sendable {
         try await store.withExclusiveAccess(to: key) {
             let stored = try await store.load(key)
             // Tokens bound to a stored DPoP key are renewed with that key.
-            let dpopOptions = dpop.adopt(stored, logger: self.client.logger)
+            let dpopOptions = Session.adoptDPoP(stored, state: state, client: self.client)
             let client = self.client.withDPoP(dpopOptions)
             let newest = Self.newest(stored?.tokens, memory)
             if let newest, newest.accessToken != rejected,

@@ -39,19 +39,20 @@ public actor Session {
     /// ``ClientConfiguration/dpop`` key is the one the session's tokens are bound to: the
     /// key stored with them (``StoredSession/dpopKey()``) once the session has read its
     /// record, else the key of the client it was created with.
-    public nonisolated var client: OAuth2Client { baseClient.withDPoP(dpop.current) }
-    /// The client the session was created with.
+    public nonisolated var client: OAuth2Client {
+        guard let adopted = state.withLock({ $0.adoptedDPoP }) else { return baseClient }
+        return baseClient.withDPoP(adopted)
+    }
+    /// The client the session was created with (a copy of a client is one reference).
     nonisolated let baseClient: OAuth2Client
-    /// The session's DPoP options: the client's, until a stored key replaces them.
-    let dpop: SessionDPoP
     /// Where the tokens are kept.
     public nonisolated let store: any TokenStore
     /// How tokens are renewed.
     public nonisolated let options: Options
 
-    /// The tokens, the renewal in flight, the back-off: behind a lock, not the actor.
-    let state = SessionState()
-    let broadcaster = EventBroadcaster()
+    /// The tokens, the renewal in flight, the back-off, the adopted DPoP key, the event
+    /// subscribers: behind one lock, not the actor.
+    let state = Locked(SessionState())
 
     /// Creates a session for `account` that reads its tokens from `store` when first needed.
     ///
@@ -72,7 +73,6 @@ public actor Session {
     ) {
         self.key = Self.key(for: client, account: account)
         self.baseClient = client
-        dpop = SessionDPoP(client.configuration.dpop)
         self.store = store
         self.options = options
     }
@@ -92,11 +92,10 @@ public actor Session {
         let key = Self.key(for: client, account: account)
         self.key = key
         self.baseClient = client
-        dpop = SessionDPoP(client.configuration.dpop)
         self.store = store
         self.options = options
         try await Self.save(signedIn: tokens, dpopKey: client.configuration.dpop?.key, key: key, store: store, now: client.now())
-        state.locked { $0.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway)) }
+        state.withLock { $0.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway)) }
     }
 
     /// Saves the tokens of a sign-in under the store's lock (so that a renewal in another
@@ -129,8 +128,8 @@ public actor Session {
     ) async throws -> Session? {
         let session = Session(client: client, store: store, account: account, options: options)
         guard let record = try await store.load(session.key) else { return nil }
-        session.dpop.adopt(record, logger: client.logger)
-        session.state.locked { $0.current = .init(tokens: record.tokens, expiry: TokenExpiry(record.tokens, leeway: options.leeway)) }
+        Self.adoptDPoP(record, state: session.state, client: client)
+        session.state.withLock { $0.current = .init(tokens: record.tokens, expiry: TokenExpiry(record.tokens, leeway: options.leeway)) }
         return session
     }
 
@@ -143,7 +142,12 @@ public actor Session {
     }
 
     deinit {
-        broadcaster.finish()
+        // Outside the lock: finishing a stream runs its termination handler, which takes it.
+        let subscribers = state.withLock { state in
+            defer { state.subscribers = [:] }
+            return state.subscribers.values
+        }
+        for continuation in subscribers { continuation.finish() }
     }
 
     /// The tokens in memory now, as they are (possibly expired); `nil` before they are
@@ -163,10 +167,12 @@ public actor Session {
     ///   ``OAuth2Error/retryAfter``) with every token kept; ``OAuth2Error/Code/cancelled``
     ///   when the calling task is cancelled while waiting; what the store throws.
     public nonisolated func freshTokens() async throws -> TokenSet {
-        if let snapshot = state.snapshot, baseClient.now() < snapshot.expiry.renewAt {
-            return snapshot.tokens
+        // One lock either way: a caller that finds the tokens due takes its place among the
+        // waiters under the lock that found them due.
+        switch enter(rejecting: nil) {
+        case .answered(let result): return try result.get()
+        case .wait(let id): return try await wait(id)
         }
-        return try await renew(rejecting: nil)
     }
 
     /// The current access token, renewed first when it expires within the leeway.
@@ -212,7 +218,16 @@ public actor Session {
     /// A new stream of this session's events, from now on. The stream ends when the
     /// consumer stops iterating or the session goes away.
     public nonisolated func events() -> AsyncStream<SessionEvent> {
-        broadcaster.subscribe()
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
+        let id = state.withLock { state in
+            state.nextSubscriberID &+= 1
+            state.subscribers[state.nextSubscriberID] = continuation
+            return state.nextSubscriberID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
     }
 
     /// Makes `tokens` the session's outside a renewal (a sign-in, a sign-out): a renewal in
@@ -220,13 +235,19 @@ public actor Session {
     /// events arrive in the order the tokens changed.
     nonisolated func replaceTokens(_ tokens: TokenSet?, event: SessionEvent) {
         let snapshot = tokens.map { SessionState.Snapshot(tokens: $0, expiry: TokenExpiry($0, leeway: options.leeway)) }
-        state.locked { state in
+        state.withLock { state in
             state.epoch &+= 1
             state.backoff = nil
             state.current = snapshot
-            broadcaster.emit(event)
+            state.emit(event)
         }
     }
+
+    /// How many callers wait for a renewal now (for tests).
+    nonisolated var waitingCallers: Int { state.withLock { $0.liveWaiters } }
+
+    /// How many waiter slots, tombstones included, the session keeps now (for tests).
+    nonisolated var waiterSlots: Int { state.withLock { $0.waiters.count } }
 
     static func checkCancellation(_ message: String) throws(OAuth2Error) {
         if Task.isCancelled { throw OAuth2Error(.cancelled, source: .client, message: message) }

@@ -1,63 +1,154 @@
 import Foundation
 
-/// A session's mutable state behind one lock: its current tokens, the renewal in flight
-/// with everyone waiting for it, the back-off after a transient failure, and the epoch.
+/// A session's mutable state, behind one lock (``Locked``): its current tokens, the
+/// renewal in flight with everyone waiting for it, the back-off after a transient failure,
+/// the epoch, the DPoP key read from the store, and the event subscribers.
 ///
 /// It lives outside the actor's isolation so that the hot paths never hop onto the actor:
 /// ``Session/freshTokens()`` on a fresh token is one lock and one clock read, and the
 /// 10,000 callers of a burst join and leave the renewal in parallel instead of queueing on
 /// the actor three times each. Every critical section is short and never suspends.
 ///
-/// Hand-written (a lock around a few values) because the core module takes no SwiftNIO,
-/// and `Synchronization.Mutex` needs newer Apple platforms than the package supports.
-final class SessionState: @unchecked Sendable {
+/// One lock and one allocation for all of it: 100,000 sessions in a process each pay for
+/// one `pthread_mutex_t`, not one `NSLock` per concern.
+struct SessionState {
     struct Snapshot: Sendable {
         var tokens: TokenSet
         var expiry: TokenExpiry
+        /// `Bearer <access token>`, made by the first ``Session/authorize(_:)`` of these
+        /// tokens and reused by the next ones.
+        var bearerHeader: String?
     }
 
+    /// No new request before `until`, after a transient failure with `Retry-After`. A
+    /// class: most sessions never have one, and an error inline would cost each of them
+    /// its size.
+    final class Backoff: Sendable {
+        let until: Date
+        let error: OAuth2Error
+
+        init(until: Date, error: OAuth2Error) {
+            self.until = until
+            self.error = error
+        }
+    }
+
+    /// A renewal in flight.
     struct Flight {
         /// The epoch when the renewal started.
         var epoch: UInt64
-        var waiters: [UInt64: Waiter] = [:]
     }
 
-    struct Waiter {
-        var continuation: CheckedContinuation<TokenSet, any Error>
-        /// The access token the caller saw refused (a 401), which it must not get back;
-        /// `nil` for a caller that only found the token due.
-        var rejected: String?
+    /// One caller of ``Session/renew(rejecting:)`` that needs the renewal's answer, in
+    /// ``waiters`` at index `id - firstWaiterID`.
+    enum Slot {
+        /// Has a place, not yet its continuation: between taking its id and suspending.
+        case reserved(rejected: String?)
+        /// Suspended until the renewal in flight ends. `rejected` is the access token the
+        /// caller saw refused (a 401), which it must not get back; `nil` for a caller that
+        /// only found the token due.
+        case waiting(UnsafeContinuation<TokenSet, any Error>, rejected: String?)
+        /// Cancelled before it suspended: it throws when it gets there.
+        case cancelled
+        /// Answered or gone (a tombstone: the slots after it keep their ids).
+        case done
     }
 
-    private let lock = NSLock()
-    // Guarded by `lock`:
-    private var _snapshot: Snapshot?
-    var flight: Flight?
-    var nextWaiterID: UInt64 = 0
+    // MARK: tokens
+
+    /// The tokens in memory.
+    var current: Snapshot?
     /// After a transient failure with `Retry-After`: no new request before `until`.
-    var backoff: (until: Date, error: OAuth2Error)?
+    var backoff: Backoff?
     /// Changes whenever the tokens are replaced other than by a renewal (sign-in,
     /// sign-out, a refused grant), so that a renewal started before cannot bring old
     /// tokens back.
     var epoch: UInt64 = 0
 
+    // MARK: single flight
+
+    /// The renewal in flight, if any.
+    var flight: Flight?
+    /// Every caller waiting for a renewal, in arrival order (the order of their ids). A
+    /// waiter that leaves becomes a tombstone (``Slot/done``), so the others keep their
+    /// places; the array is emptied when a renewal ends and no caller is still between
+    /// taking an id and suspending.
+    var waiters: [Slot] = []
+    /// The id of `waiters[0]`.
+    var firstWaiterID: UInt64 = 0
+    /// How many slots of `waiters` are ``Slot/reserved(rejected:)``, ``Slot/waiting(_:rejected:)``
+    /// or ``Slot/cancelled`` (not `done`).
+    var liveWaiters = 0
+
+    // MARK: DPoP
+
+    /// The DPoP options of a key stored with the tokens, once the session has read a
+    /// record whose key differs from the client's; `nil` while the client's own options
+    /// are in force.
+    var adoptedDPoP: DPoPOptions? {
+        get { adopted?.options }
+        set { adopted = newValue.map(AdoptedDPoP.init) }
+    }
+    /// Behind a reference: most sessions never adopt a key.
+    private var adopted: AdoptedDPoP?
+
+    final class AdoptedDPoP: Sendable {
+        let options: DPoPOptions
+        init(_ options: DPoPOptions) { self.options = options }
+    }
+
+    // MARK: events
+
+    var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
+    var nextSubscriberID: UInt64 = 0
+
+    /// Hands `event` to every subscriber; called under the lock so that events reach every
+    /// subscriber in the order the tokens changed.
+    func emit(_ event: SessionEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    // MARK: waiters
+
+    /// A new slot at the end; returns its id.
+    mutating func reserveWaiter(rejected: String?) -> UInt64 {
+        if liveWaiters == 0, !waiters.isEmpty {
+            firstWaiterID &+= UInt64(waiters.count)
+            waiters.removeAll(keepingCapacity: true)
+        }
+        waiters.append(.reserved(rejected: rejected))
+        liveWaiters += 1
+        return firstWaiterID &+ UInt64(waiters.count - 1)
+    }
+
+    /// The index of waiter `id` in ``waiters``, if it is still there.
+    func index(of id: UInt64) -> Int? {
+        guard id >= firstWaiterID else { return nil }
+        let offset = id - firstWaiterID
+        return offset < UInt64(waiters.count) ? Int(offset) : nil
+    }
+
+    /// Marks waiter `index` gone.
+    mutating func retire(_ index: Int) {
+        waiters[index] = .done
+        liveWaiters -= 1
+    }
+
+    /// Drops the slots before the first one still in use (their ids are never looked up
+    /// again); frees the array when none is.
+    mutating func compactWaiters() {
+        if liveWaiters == 0 {
+            firstWaiterID &+= UInt64(waiters.count)
+            waiters = []
+            return
+        }
+        guard let first = waiters.firstIndex(where: { if case .done = $0 { false } else { true } }), first > 0 else { return }
+        waiters.removeFirst(first)
+        firstWaiterID &+= UInt64(first)
+    }
+}
+
+extension Locked where Value == SessionState {
     /// The current tokens (takes the lock).
-    var snapshot: Snapshot? {
-        lock.lock()
-        defer { lock.unlock() }
-        return _snapshot
-    }
-
-    /// Runs `body` holding the lock; `body` must not suspend or take the lock again.
-    func locked<T>(_ body: (SessionState) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(self)
-    }
-
-    /// The tokens, for use inside ``locked(_:)`` only.
-    var current: Snapshot? {
-        get { _snapshot }
-        set { _snapshot = newValue }
-    }
+    var snapshot: SessionState.Snapshot? { withLock { $0.current } }
 }

@@ -96,17 +96,28 @@ public protocol TokenStore: Sendable {
 
 /// A store that keeps sessions in memory, for the life of the process.
 public actor MemoryTokenStore: TokenStore {
-    private var sessions: [SessionKey: StoredSession] = [:]
-    private var locks: [SessionKey: AsyncLock] = [:]
+    /// A record behind a reference: a dictionary keeps room for up to twice as many
+    /// entries as it holds, and an empty bucket costs the size of its value — 8 bytes
+    /// here instead of a whole `StoredSession` (over 200).
+    private final class Record: Sendable {
+        let session: StoredSession
+        init(_ session: StoredSession) { self.session = session }
+    }
+
+    private var sessions: [SessionKey: Record] = [:]
+    /// The lock of each key that some task holds or waits for, with the number of those
+    /// tasks; a key's lock is dropped when the last one leaves, so that a store of many
+    /// sessions keeps no lock per session.
+    private var locks: [SessionKey: (lock: AsyncLock, users: Int)] = [:]
 
     /// Creates an empty store.
     public init() {}
 
     /// The record for `key`.
-    public func load(_ key: SessionKey) -> StoredSession? { sessions[key] }
+    public func load(_ key: SessionKey) -> StoredSession? { sessions[key]?.session }
 
     /// Keeps `session`.
-    public func save(_ session: StoredSession) { sessions[session.key] = session }
+    public func save(_ session: StoredSession) { sessions[session.key] = Record(session) }
 
     /// Forgets the record for `key`.
     public func remove(_ key: SessionKey) { sessions[key] = nil }
@@ -120,16 +131,30 @@ public actor MemoryTokenStore: TokenStore {
     public func withExclusiveAccess<T: Sendable>(
         to key: SessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
-        let lock = lock(for: key)
+        let lock = checkOut(key)
+        defer { checkIn(key) }
         return try await lock.withLock(body)
     }
 
-    private func lock(for key: SessionKey) -> AsyncLock {
-        if let lock = locks[key] { return lock }
+    /// The lock of `key`, counting the caller among its users.
+    private func checkOut(_ key: SessionKey) -> AsyncLock {
+        if let entry = locks[key] {
+            locks[key] = (entry.lock, entry.users + 1)
+            return entry.lock
+        }
         let lock = AsyncLock()
-        locks[key] = lock
+        locks[key] = (lock, 1)
         return lock
     }
+
+    /// The caller no longer holds or waits for the lock of `key`.
+    private func checkIn(_ key: SessionKey) {
+        guard let entry = locks[key] else { return }
+        locks[key] = entry.users > 1 ? (entry.lock, entry.users - 1) : nil
+    }
+
+    /// How many keys have a lock now (for tests: idle keys have none).
+    package var lockCount: Int { locks.count }
 }
 
 /// A fair mutual-exclusion lock for async code: waiters run in arrival order, and a
