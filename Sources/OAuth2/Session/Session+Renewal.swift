@@ -12,13 +12,16 @@ extension Session {
     /// access token a resource server refused, or the current one for a forced renewal.
     nonisolated func renew(rejecting rejected: String?) async throws -> TokenSet {
         switch enter(rejecting: rejected) {
-        case .answered(let result): return try result.get()
+        case .answered(let tokens): return tokens
+        case .failed(let error): throw error
         case .wait(let id): return try await wait(id)
         }
     }
 
     /// What a caller of ``renew(rejecting:)`` found: its answer, or its place among the waiters.
-    enum Entry { case answered(Result<TokenSet, OAuth2Error>), wait(UInt64) }
+    /// (The error is boxed: an `OAuth2Error` inline would make this value, and the async
+    /// frames that hold it, big enough to cost each caller a heap allocation.)
+    enum Entry { case answered(TokenSet), failed(any Error), wait(UInt64) }
 
     /// The first half of ``renew(rejecting:)``, synchronous (a small frame for the common
     /// case of fresh tokens): under the lock, the answer — the tokens in hand when they are
@@ -33,13 +36,13 @@ extension Session {
         return state.withLock { state in
             // Fresh (or renewed meanwhile by another caller).
             if let snapshot = state.current, snapshot.tokens.accessToken != rejected, now < snapshot.expiry.renewAt {
-                return .answered(.success(snapshot.tokens))
+                return .answered(snapshot.tokens)
             }
             if let backoff = state.backoff, now < backoff.until {
-                if rejected == nil, let tokens = Self.unexpired(state.current, at: now) { return .answered(.success(tokens)) }
+                if rejected == nil, let tokens = Self.unexpired(state.current, at: now) { return .answered(tokens) }
                 var error = backoff.error
                 error.retryAfter = backoff.until.timeIntervalSince(now)
-                return .answered(.failure(error))
+                return .failed(error)
             }
             return .wait(state.reserveWaiter(rejected: rejected))
         }

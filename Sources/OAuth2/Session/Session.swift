@@ -170,7 +170,8 @@ public actor Session {
         // One lock either way: a caller that finds the tokens due takes its place among the
         // waiters under the lock that found them due.
         switch enter(rejecting: nil) {
-        case .answered(let result): return try result.get()
+        case .answered(let tokens): return tokens
+        case .failed(let error): throw error
         case .wait(let id): return try await wait(id)
         }
     }
