@@ -47,10 +47,14 @@ public struct JWS: Sendable {
 
     private init(bytes: UnsafeRawBufferPointer, compact: String) throws(JOSEError) {
         guard bytes.count <= Self.maximumSize else { throw JOSEError(.malformed, "The token is too large.") }
-        guard let first = bytes.firstIndex(of: UInt8(ascii: ".")),
-            let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: "."))
+        // memchr: the generic firstIndex(of:) over a raw buffer slice costs ~9 instructions a byte.
+        func dot(after start: Int) -> Int? {
+            guard start < bytes.count, let found = memchr(bytes.baseAddress! + start, Int32(UInt8(ascii: ".")), bytes.count - start) else { return nil }
+            return UnsafeRawPointer(found) - bytes.baseAddress!
+        }
+        guard let first = dot(after: 0), let second = dot(after: first + 1)
         else { throw JOSEError(.malformed, "The token is not a compact JWS (three parts).") }
-        guard bytes[(second + 1)...].firstIndex(of: UInt8(ascii: ".")) == nil else {
+        guard dot(after: second + 1) == nil else {
             throw JOSEError(.malformed, "The token has more than three parts (an encrypted JWT is not supported).")
         }
         guard let headerBytes = Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: bytes[..<first])),
