@@ -16,6 +16,10 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
     do {
         let jws = try JWS(compact: text)
+        // The header was read in one pass; the lazily decoded dictionary must agree with it.
+        let header = jws.header
+        precondition(header["alg"]?.stringValue == jws.algorithm.rawValue && header["kid"]?.stringValue == jws.keyID
+            && header["typ"]?.stringValue == jws.type && header["crit"] == nil, "the one-pass header differs")
         _ = jws.isSigned(by: Fixture.rsa)
         _ = jws.isSigned(by: Fixture.ec)
         _ = jws.isSigned(bySecret: "s")

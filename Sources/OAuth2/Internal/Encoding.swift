@@ -43,37 +43,82 @@ enum Base64URL {
 
     /// The same rules over raw ASCII bytes; the hot path of JWS parsing.
     static func decodeBytes(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        let count = input.count
-        if count % 4 == 1 { return nil }
-        let capacity = count * 3 / 4
-        var valid = true
-        // One pass into an exactly sized buffer, the table read through a local pointer:
-        // no growth checks and no lazy-global access per byte (the JWS hot path).
-        let output = decodeTable.withUnsafeBufferPointer { table in
-            [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
-                var accumulator: UInt32 = 0
-                var bits = 0
-                var written = 0
-                for byte in input {
-                    let value = table[Int(byte)]
-                    if value == 0xFF {
-                        valid = false
-                        break
-                    }
-                    accumulator = (accumulator << 6) | UInt32(value)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        buffer[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                        written += 1
-                    }
-                }
-                // Leftover bits must be zero (RFC 4648 §3.5, canonical encoding).
-                if valid, bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { valid = false }
-                initialized = written
-            }
+        if input.count % 4 == 1 { return nil }
+        let capacity = input.count * 3 / 4
+        var valid = false
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            valid = decode(input, into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = valid ? capacity : 0
         }
         return valid ? output : nil
+    }
+
+    /// The same rules, decoding straight into `Data` (one buffer, no copy afterwards): for
+    /// signatures, which swift-crypto keeps as `Data`.
+    static func decodeData(_ input: UnsafeRawBufferPointer) -> Data? {
+        if input.count % 4 == 1 { return nil }
+        var output = Data(count: input.count * 3 / 4)
+        let valid = output.withUnsafeMutableBytes { buffer in decode(input, into: buffer) }
+        return valid ? output : nil
+    }
+
+    /// Decodes `input` into `output`, which holds exactly `input.count * 3 / 4` bytes: one
+    /// pass, the table read through a local pointer (no growth checks and no lazy-global
+    /// access per byte).
+    private static func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        decodeTable.withUnsafeBufferPointer { table in
+            var accumulator: UInt32 = 0
+            var bits = 0
+            var written = 0
+            for byte in input {
+                let value = table[Int(byte)]
+                if value == 0xFF { return false }
+                accumulator = (accumulator << 6) | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                    written += 1
+                }
+            }
+            // Leftover bits must be zero (RFC 4648 §3.5, canonical encoding).
+            return bits == 0 || accumulator & ((1 << UInt32(bits)) - 1) == 0
+        }
+    }
+
+    /// Encodes `input` into `output` (room for `(input.count * 4 + 2) / 3` bytes) and
+    /// returns how many bytes it wrote; allocates nothing.
+    static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var written = 0
+            var index = 0
+            func put(_ value: UInt32) {
+                output[written] = alphabet[Int(value & 63)]
+                written += 1
+            }
+            while index + 3 <= input.count {
+                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                put(value >> 18)
+                put(value >> 12)
+                put(value >> 6)
+                put(value)
+                index += 3
+            }
+            switch input.count - index {
+            case 1:
+                let value = UInt32(input[index]) << 16
+                put(value >> 18)
+                put(value >> 12)
+            case 2:
+                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                put(value >> 18)
+                put(value >> 12)
+                put(value >> 6)
+            default:
+                break
+            }
+            return written
+        }
     }
 
     private static let decodeTable: [UInt8] = {
@@ -164,14 +209,17 @@ func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
     var left = lhs
     var right = rhs
     return left.withUTF8 { a in
-        right.withUTF8 { b in
-            var difference = UInt8(a.count == b.count ? 0 : 1)
-            for index in 0..<max(a.count, b.count) {
-                difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
-            }
-            return difference == 0
-        }
+        right.withUTF8 { b in constantTimeEquals(UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b)) }
     }
+}
+
+/// The same comparison over bytes.
+func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    var difference = UInt8(a.count == b.count ? 0 : 1)
+    for index in 0..<max(a.count, b.count) {
+        difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+    }
+    return difference == 0
 }
 
 /// Random values from the system CSPRNG.

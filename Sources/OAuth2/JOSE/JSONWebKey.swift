@@ -222,10 +222,13 @@ public struct JSONWebKeySet: Sendable {
     /// The keys that may verify a token signed with `algorithm` and naming `keyID`: with a
     /// `kid`, the keys with that id; without, every key that fits.
     public func candidates(for algorithm: JWSAlgorithm, keyID: String?) -> [JSONWebKey] {
-        keys.filter { key in
-            if let keyID, key.keyID != keyID { return false }
-            return key.canVerify(algorithm)
-        }
+        keys.filter { key in Self.isCandidate(key, for: algorithm, keyID: keyID) }
+    }
+
+    /// Whether `key` is one of ``candidates(for:keyID:)``.
+    static func isCandidate(_ key: JSONWebKey, for algorithm: JWSAlgorithm, keyID: String?) -> Bool {
+        if let keyID, key.keyID != keyID { return false }
+        return key.canVerify(algorithm)
     }
 
     /// The set as a JSON document.
@@ -237,13 +240,57 @@ public struct JSONWebKeySet: Sendable {
 
 /// Strict JSON for JOSE documents, with ``JOSEError``s.
 enum JOSEJSON {
+    /// Checks that `bytes` is a JSON object exactly as ``object(_:what:)`` does (the same
+    /// errors for the same input), and hands the members named `names` to `found` by their
+    /// index in `names`, in one pass that builds nothing else.
+    ///
+    /// - Returns: the whole object when the one-pass reader left the document to the full
+    ///   parser (an escaped or non-ASCII member name, very many members); `found` has then
+    ///   been called with the object's values. `nil` otherwise.
+    static func members(
+        _ bytes: [UInt8], named names: [StaticString], what: String, found: (Int, JSONValue) -> Void
+    ) throws(JOSEError) -> [String: JSONValue]? {
+        let scanned: Result<Bool, StrictJSON.Failure> = bytes.withUnsafeBytes { document in
+            do throws(StrictJSON.Failure) {
+                return .success(try StrictJSON.scanObject(document, select: { name in slot(of: name, in: names) }, found: found))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch scanned {
+        case .success(true):
+            return nil
+        case .success(false):
+            let object = try Self.object(bytes, what: what)
+            for (slot, name) in names.enumerated() {
+                if let value = object[name.description] { found(slot, value) }
+            }
+            return object
+        case .failure(let failure):
+            throw Self.error(failure, what: what)
+        }
+    }
+
+    /// The index in `names` of the name spelled by `bytes`.
+    private static func slot(of bytes: UnsafeRawBufferPointer, in names: [StaticString]) -> Int? {
+        for (slot, name) in names.enumerated() where name.utf8CodeUnitCount == bytes.count {
+            if memcmp(name.utf8Start, bytes.baseAddress!, bytes.count) == 0 { return slot }
+        }
+        return nil
+    }
+
+    private static func error(_ failure: StrictJSON.Failure, what: String) -> JOSEError {
+        if case .duplicateMember(let name) = failure {
+            return JOSEError(.duplicateMember, "The \(what) names the member \(name) more than once.")
+        }
+        return JOSEError(.malformed, "The \(what) is not a JSON object.")
+    }
+
     static func object(_ bytes: some ContiguousBytes, what: String) throws(JOSEError) -> [String: JSONValue] {
         do {
             return try StrictJSON.parseObject(bytes)
-        } catch .duplicateMember(let name) {
-            throw JOSEError(.duplicateMember, "The \(what) names the member \(name) more than once.")
         } catch {
-            throw JOSEError(.malformed, "The \(what) is not a JSON object.")
+            throw Self.error(error, what: what)
         }
     }
 }

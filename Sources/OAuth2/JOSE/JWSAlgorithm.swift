@@ -80,4 +80,32 @@ public struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, Codable, Expre
         }
         return Base64URL.encode(digest.prefix(digest.count / 2))
     }
+
+    /// Whether `claim` is ``halfHash(of:)`` of `text`, compared in constant time, without
+    /// allocating (the digest and its encoding stay on the stack); `nil` for an algorithm
+    /// without such a hash.
+    func halfHashMatches(_ claim: String, of text: String) -> Bool? {
+        func matches(_ digest: some Digest) -> Bool {
+            digest.withUnsafeBytes { digest in
+                // The largest half (SHA-512) is 32 bytes: 43 characters.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 44) { encoded in
+                    let count = Base64URL.encode(UnsafeRawBufferPointer(rebasing: digest[..<(digest.count / 2)]), into: encoded)
+                    var claimText = claim
+                    return claimText.withUTF8 { claimBytes in
+                        constantTimeEquals(UnsafeRawBufferPointer(claimBytes), UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: encoded[..<count])))
+                    }
+                }
+            }
+        }
+        var text = text
+        return text.withUTF8 { utf8 -> Bool? in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            switch self {
+            case .rs256, .ps256, .es256, .hs256: return matches(SHA256.hash(data: bytes))
+            case .rs384, .ps384, .es384, .hs384: return matches(SHA384.hash(data: bytes))
+            case .rs512, .ps512, .es512, .hs512, .edDSA: return matches(SHA512.hash(data: bytes))
+            default: return nil
+            }
+        }
+    }
 }

@@ -40,6 +40,31 @@ enum StrictJSON {
         return try result.get()
     }
 
+    /// The largest number of members ``scanObject(_:select:found:)`` reads in one pass;
+    /// an object with more is left to ``parseObject(_:)``.
+    static let maximumScannedMembers = 64
+
+    /// Checks that `bytes` is one JSON object exactly as ``parseObject(_:)`` would (the same
+    /// grammar, depth bound and duplicate-name rule, the same failure for the same input),
+    /// without building it: only the top-level members `select` gives a slot to are
+    /// decoded and handed to `found`; the others are validated and skipped.
+    ///
+    /// Duplicate names are found by comparing the names' bytes, which is String equality
+    /// only for plain ASCII names without escapes. So the pass gives up, returning `false`,
+    /// when the document is not an object, when a top-level name has an escape or a
+    /// non-ASCII byte, or when it has more than ``maximumScannedMembers`` members; the
+    /// caller then parses the document with ``parseObject(_:)``, which decides. `found` may
+    /// have been called before a failure or a `false`; such values must be discarded.
+    static func scanObject(
+        _ bytes: UnsafeRawBufferPointer, select: (UnsafeRawBufferPointer) -> Int?, found: (Int, JSONValue) -> Void
+    ) throws(Failure) -> Bool {
+        let result: Result<Bool, Failure> = withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: maximumScannedMembers) { names in
+            var parser = Parser(bytes: bytes)
+            do throws(Failure) { return .success(try parser.scanObject(names: names, select: select, found: found)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     private struct Parser {
         let bytes: UnsafeRawBufferPointer
         var index = 0
@@ -78,6 +103,97 @@ enum StrictJSON {
             case UInt8(ascii: "n"): try expect("null"); return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
             default: throw .syntax(offset: index)
+            }
+        }
+
+        /// The pass of ``StrictJSON/scanObject(_:select:found:)``; `names` holds the byte
+        /// ranges of the member names read so far.
+        mutating func scanObject(
+            names: UnsafeMutableBufferPointer<Range<Int>>, select: (UnsafeRawBufferPointer) -> Int?, found: (Int, JSONValue) -> Void
+        ) throws(Failure) -> Bool {
+            skipWhitespace()
+            guard current == UInt8(ascii: "{") else { return false }
+            index += 1
+            skipWhitespace()
+            var count = 0
+            if current == UInt8(ascii: "}") {
+                index += 1
+                return try end()
+            }
+            while true {
+                skipWhitespace()
+                guard current == UInt8(ascii: "\"") else { throw .syntax(offset: index) }
+                // The name: plain ASCII only (anything else is left to the full parser).
+                let nameStart = index + 1
+                var nameEnd = nameStart
+                while true {
+                    guard nameEnd < bytes.count else { return false }
+                    let byte = bytes[nameEnd]
+                    if byte == UInt8(ascii: "\"") { break }
+                    if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return false }
+                    nameEnd += 1
+                }
+                index = nameEnd + 1
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw .syntax(offset: index) }
+                index += 1
+                skipWhitespace()
+                let name = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameEnd])
+                if let slot = select(name) {
+                    found(slot, try value(depth: 1))
+                } else {
+                    try skipValue()
+                }
+                // After the value, as the full parser checks it (the same first failure).
+                for earlier in names[..<count] where earlier.count == name.count {
+                    if memcmp(bytes.baseAddress! + earlier.lowerBound, name.baseAddress!, name.count) == 0 {
+                        throw .duplicateMember(String(decoding: name, as: UTF8.self))
+                    }
+                }
+                guard count < names.count else { return false }
+                names[count] = nameStart..<nameEnd
+                count += 1
+                skipWhitespace()
+                switch current {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "}"):
+                    index += 1
+                    return try end()
+                default: throw .syntax(offset: index)
+                }
+            }
+        }
+
+        /// Only whitespace may follow the top-level value.
+        mutating func end() throws(Failure) -> Bool {
+            skipWhitespace()
+            guard index == bytes.count else { throw .syntax(offset: index) }
+            return true
+        }
+
+        /// Validates one member value (at depth 1) without keeping it: a plain string or
+        /// a number is stepped over; anything else goes through ``value(depth:)``.
+        mutating func skipValue() throws(Failure) {
+            switch current ?? 0 {
+            case UInt8(ascii: "\""):
+                let start = index
+                index += 1
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    if byte == UInt8(ascii: "\"") {
+                        index += 1
+                        return
+                    }
+                    if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+                    index += 1
+                }
+                // Escapes, non-ASCII or an error: the string decoder decides.
+                index = start
+                _ = try string()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                _ = try number()
+            default:
+                _ = try value(depth: 1)
             }
         }
 

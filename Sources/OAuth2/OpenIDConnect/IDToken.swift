@@ -37,36 +37,77 @@ extension StandardClaims {
 }
 
 /// The claims of an ID token (OIDC Core §2), typed, with the raw set kept.
+///
+/// The typed members are read when the token is; the raw set (``claims``) is decoded from
+/// the already checked bytes the first time it is asked for, then kept.
 public struct IDTokenClaims: StandardClaims, Sendable, Hashable {
     /// The raw claims set.
-    public let claims: [String: JSONValue]
+    public var claims: [String: JSONValue] { raw.object }
     /// `iss`
     public let issuer: String
     /// `sub`
     public let subject: String
     /// `aud`, as a list (a single string becomes one element).
-    public let audiences: [String]
+    public var audiences: [String] {
+        switch audience {
+        case .one(let value): return [value]
+        case .list(let values): return values
+        }
+    }
     /// `exp`
     public let expiresAt: Date
     /// `iat`
     public let issuedAt: Date
-
     /// `auth_time`
-    public var authTime: Date? { claims["auth_time"]?.numericDate }
+    public let authTime: Date?
     /// `nonce`
-    public var nonce: String? { claims["nonce"]?.stringValue }
+    public let nonce: String?
     /// `azp`
-    public var authorizedParty: String? { claims["azp"]?.stringValue }
+    public let authorizedParty: String?
     /// `at_hash`
-    public var accessTokenHash: String? { claims["at_hash"]?.stringValue }
+    public let accessTokenHash: String?
     /// `c_hash`
-    public var codeHash: String? { claims["c_hash"]?.stringValue }
+    public let codeHash: String?
+
     /// `acr`
     public var authenticationContextClass: String? { claims["acr"]?.stringValue }
     /// `amr`
     public var authenticationMethods: [String]? { claims["amr"]?.arrayValue?.compactMap(\.stringValue) }
     /// `sid` (session id, for logout)
     public var sessionID: String? { claims["sid"]?.stringValue }
+
+    private let raw: LazyJSONObject
+    /// `aud` as sent: one string (the usual case, kept without an array) or a list.
+    let audience: Audience
+
+    enum Audience: Sendable {
+        case one(String)
+        case list([String])
+
+        /// How many audiences.
+        var count: Int {
+            switch self {
+            case .one: return 1
+            case .list(let values): return values.count
+            }
+        }
+
+        /// Whether one audience is `value`.
+        func contains(_ value: String) -> Bool {
+            switch self {
+            case .one(let one): return one == value
+            case .list(let values): return values.contains(value)
+            }
+        }
+
+        /// Whether some audience satisfies `predicate`.
+        func contains(where predicate: (String) -> Bool) -> Bool {
+            switch self {
+            case .one(let one): return predicate(one)
+            case .list(let values): return values.contains(where: predicate)
+            }
+        }
+    }
 
     /// Reads the required claims (`iss`, `sub`, `aud`, `exp`, `iat`) and their types.
     ///
@@ -75,35 +116,97 @@ public struct IDTokenClaims: StandardClaims, Sendable, Hashable {
     ///   ``JOSEError/Reason/audienceMismatch``, ``JOSEError/Reason/expired``,
     ///   ``JOSEError/Reason/issuedAtInvalid``, or ``JOSEError/Reason/invalidClaim``).
     public init(_ claims: [String: JSONValue]) throws(JOSEError) {
-        guard let issuer = claims["iss"]?.stringValue else { throw JOSEError(.issuerMismatch, "The ID token has no iss.") }
-        guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else {
+        var members = Members()
+        for (slot, name) in Members.names.enumerated() {
+            if let value = claims[name.description] { members.set(slot, value) }
+        }
+        try self.init(members, raw: LazyJSONObject.make(claims))
+    }
+
+    /// Reads a claims set from its JSON bytes (a JWS payload) in one pass: the whole set is
+    /// checked as strictly as ``JWS/claims()`` does (the same errors: malformed JSON and
+    /// duplicate members are refused, nested ones too), the members the validator checks
+    /// are decoded, and the raw set is built only when ``claims`` is first read.
+    ///
+    /// - Throws: what ``JWS/claims()`` throws, then what ``init(_:)`` throws.
+    package init(payload: [UInt8]) throws(JOSEError) {
+        var members = Members()
+        let parsed = try JOSEJSON.members(payload, named: Members.names, what: "claims set") { slot, value in members.set(slot, value) }
+        try self.init(members, raw: parsed.map { LazyJSONObject.make($0) } ?? LazyJSONObject.make(checkedBytes: payload))
+    }
+
+    /// The members the validator reads, by their index in ``names``.
+    private struct Members {
+        static let names: [StaticString] = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "c_hash"]
+        var iss, sub, aud, exp, iat, authTime, nonce, azp, atHash, cHash: JSONValue?
+
+        /// Sets the member at `slot`.
+        mutating func set(_ slot: Int, _ value: JSONValue) {
+            switch slot {
+            case 0: iss = value
+            case 1: sub = value
+            case 2: aud = value
+            case 3: exp = value
+            case 4: iat = value
+            case 5: authTime = value
+            case 6: nonce = value
+            case 7: azp = value
+            case 8: atHash = value
+            default: cHash = value
+            }
+        }
+    }
+
+    private init(_ members: Members, raw: LazyJSONObject) throws(JOSEError) {
+        guard let issuer = members.iss?.stringValue else { throw JOSEError(.issuerMismatch, "The ID token has no iss.") }
+        guard let subject = members.sub?.stringValue, !subject.isEmpty else {
             throw JOSEError(.subjectMismatch, "The ID token has no sub.")
         }
-        let audiences: [String]
-        switch claims["aud"] {
-        case .string(let value): audiences = [value]
+        let audience: Audience
+        switch members.aud {
+        case .string(let value): audience = .one(value)
         case .array(let values):
             let strings = values.compactMap(\.stringValue)
             guard strings.count == values.count else { throw JOSEError(.invalidClaim, "The ID token's aud holds a non-string.") }
-            audiences = strings
+            audience = .list(strings)
         case nil: throw JOSEError(.audienceMismatch, "The ID token has no aud.")
         default: throw JOSEError(.invalidClaim, "The ID token's aud is neither a string nor an array.")
         }
-        guard let exp = claims["exp"] else { throw JOSEError(.expired, "The ID token has no exp.") }
+        guard let exp = members.exp else { throw JOSEError(.expired, "The ID token has no exp.") }
         guard let expiresAt = exp.numericDate else { throw JOSEError(.invalidClaim, "The ID token's exp is not a number.") }
-        guard let iat = claims["iat"] else { throw JOSEError(.issuedAtInvalid, "The ID token has no iat.") }
+        guard let iat = members.iat else { throw JOSEError(.issuedAtInvalid, "The ID token has no iat.") }
         guard let issuedAt = iat.numericDate else { throw JOSEError(.invalidClaim, "The ID token's iat is not a number.") }
-        for name in ["auth_time", "nonce", "azp", "at_hash", "c_hash"] {
-            guard let value = claims[name] else { continue }
-            let typeOK = name == "auth_time" ? value.numericDate != nil : value.stringValue != nil
-            guard typeOK else { throw JOSEError(.invalidClaim, "The ID token's \(name) has the wrong type.") }
+        func optionalDate(_ value: JSONValue?, _ name: String) throws(JOSEError) -> Date? {
+            guard let value else { return nil }
+            guard let date = value.numericDate else { throw JOSEError(.invalidClaim, "The ID token's \(name) has the wrong type.") }
+            return date
         }
-        self.claims = claims
+        func optionalString(_ value: JSONValue?, _ name: String) throws(JOSEError) -> String? {
+            guard let value else { return nil }
+            guard let string = value.stringValue else { throw JOSEError(.invalidClaim, "The ID token's \(name) has the wrong type.") }
+            return string
+        }
+        authTime = try optionalDate(members.authTime, "auth_time")
+        nonce = try optionalString(members.nonce, "nonce")
+        authorizedParty = try optionalString(members.azp, "azp")
+        accessTokenHash = try optionalString(members.atHash, "at_hash")
+        codeHash = try optionalString(members.cHash, "c_hash")
+        self.raw = raw
         self.issuer = issuer
         self.subject = subject
-        self.audiences = audiences
+        self.audience = audience
         self.expiresAt = expiresAt
         self.issuedAt = issuedAt
+    }
+
+    /// Equal when the raw claims sets are (the typed members are read from them).
+    public static func == (lhs: IDTokenClaims, rhs: IDTokenClaims) -> Bool {
+        lhs.raw.isIdentical(to: rhs.raw) || lhs.claims == rhs.claims
+    }
+
+    /// Hashes the raw claims set.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(claims)
     }
 }
 
@@ -112,13 +215,15 @@ public struct IDToken: Sendable, CustomStringConvertible {
     /// The compact JWT, as received.
     public let compact: String
     /// The JOSE header.
-    public let header: [String: JSONValue]
+    public var header: [String: JSONValue] { headerObject.object }
     /// The claims.
     public let claims: IDTokenClaims
 
-    init(compact: String, header: [String: JSONValue], claims: IDTokenClaims) {
+    private let headerObject: LazyJSONObject
+
+    init(compact: String, jws: JWS, claims: IDTokenClaims) {
         self.compact = compact
-        self.header = header
+        headerObject = jws.headerObject
         self.claims = claims
     }
 
@@ -144,7 +249,7 @@ extension TokenSet {
     /// verified the ID token when the token response arrived. `nil` without an ID token or
     /// when it cannot be decoded.
     public var idTokenClaims: IDTokenClaims? {
-        guard let idToken, let jws = try? JWS(compact: idToken), let claims = try? jws.claims() else { return nil }
-        return try? IDTokenClaims(claims)
+        guard let idToken, let jws = try? JWS(compact: idToken) else { return nil }
+        return try? IDTokenClaims(payload: jws.payloadBytes)
     }
 }

@@ -123,9 +123,9 @@ public struct IDTokenValidator: Sendable {
     /// - Throws: ``JOSEError``.
     public func validate(_ jws: JWS, compact: String, keys: JSONWebKeySet?, expecting expectations: Expectations, now: Date = Date()) throws(JOSEError) -> IDToken {
         try verifySignature(jws, keys: keys)
-        let claims = try IDTokenClaims(jws.claims())
+        let claims = try IDTokenClaims(payload: jws.payloadBytes)
         try check(claims, algorithm: jws.algorithm, expecting: expectations, now: now)
-        return IDToken(compact: compact, header: jws.header, claims: claims)
+        return IDToken(compact: compact, jws: jws, claims: claims)
     }
 
     /// Checks `alg` against the allow-list and the signature against the keys.
@@ -148,14 +148,16 @@ public struct IDTokenValidator: Sendable {
             }
             return nil
         }
-        let candidates = keys?.candidates(for: algorithm, keyID: jws.keyID) ?? []
-        guard !candidates.isEmpty else {
+        // The keys of `JSONWebKeySet.candidates(for:keyID:)`, tried in place (no array).
+        var sawCandidate = false
+        for key in keys?.keys ?? [] where JSONWebKeySet.isCandidate(key, for: algorithm, keyID: jws.keyID) {
+            sawCandidate = true
+            if jws.isSigned(by: key) { return nil }
+        }
+        guard sawCandidate else {
             return JOSEError(.keyNotFound, jws.keyID == nil ? "No key of the provider fits \(algorithm)." : "The provider has no \(algorithm) key with the token's kid.")
         }
-        guard candidates.contains(where: jws.isSigned(by:)) else {
-            return JOSEError(.signatureInvalid, "The token's \(algorithm) signature does not verify.")
-        }
-        return nil
+        return JOSEError(.signatureInvalid, "The token's \(algorithm) signature does not verify.")
     }
 
     /// The claim checks of OIDC Core §3.1.3.7 (and §12.2 on refresh).
@@ -167,15 +169,15 @@ public struct IDTokenValidator: Sendable {
             throw JOSEError(.issuerMismatch, "The provider's issuer is unknown, so its ID tokens cannot be verified (configure the issuer; for Microsoft Entra ID, name the tenant by its ID).")
         }
         guard claims.issuer == issuer else { throw JOSEError(.issuerMismatch, "The ID token's iss is not the issuer.") }
-        guard claims.audiences.contains(clientID) else {
+        guard claims.audience.contains(clientID) else {
             throw JOSEError(.audienceMismatch, "The ID token is not addressed to this client.")
         }
-        if claims.audiences.count > 1 {
+        if claims.audience.count > 1 {
             guard let azp = claims.authorizedParty else {
                 throw JOSEError(.authorizedPartyMismatch, "The ID token has several audiences but no azp.")
             }
             guard azp == clientID else { throw JOSEError(.authorizedPartyMismatch, "The ID token's azp is not this client.") }
-            if claims.audiences.contains(where: { $0 != clientID && !options.trustedAudiences.contains($0) }) {
+            if claims.audience.contains(where: { $0 != clientID && !options.trustedAudiences.contains($0) }) {
                 throw JOSEError(.untrustedAudience, "The ID token names an audience this client does not trust.")
             }
         } else if let azp = claims.authorizedParty, azp != clientID {
@@ -204,12 +206,12 @@ public struct IDTokenValidator: Sendable {
             throw JOSEError(.accessTokenHashMismatch, "The ID token has no at_hash, which an ID token issued with an access token at the authorization endpoint must have.")
         }
         if let hash = claims.accessTokenHash, let accessToken = expectations.accessToken {
-            guard let expected = algorithm.halfHash(of: accessToken), constantTimeEquals(hash, expected) else {
+            guard algorithm.halfHashMatches(hash, of: accessToken) == true else {
                 throw JOSEError(.accessTokenHashMismatch, "The ID token's at_hash does not match the access token.")
             }
         }
         if let hash = claims.codeHash, let code = expectations.authorizationCode {
-            guard let expected = algorithm.halfHash(of: code), constantTimeEquals(hash, expected) else {
+            guard algorithm.halfHashMatches(hash, of: code) == true else {
                 throw JOSEError(.codeHashMismatch, "The ID token's c_hash does not match the authorization code.")
             }
         }

@@ -30,9 +30,9 @@ extension OAuth2Client {
         do {
             let jws = try JWS(compact: compact)
             try await verifySignature(jws, validator: validator, now: current)
-            let claims = try IDTokenClaims(jws.claims())
+            let claims = try IDTokenClaims(payload: jws.payloadBytes)
             try validator.check(claims, algorithm: jws.algorithm, expecting: expectations, now: current)
-            return IDToken(compact: compact, header: jws.header, claims: claims)
+            return IDToken(compact: compact, jws: jws, claims: claims)
         } catch let error as JOSEError {
             logger.debug("ID token refused: \(error.reason)")
             throw OAuth2Error(.invalidIDToken, source: .client, message: "The ID token was refused: \(error.message)", underlyingError: error)
