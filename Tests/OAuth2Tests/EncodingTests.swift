@@ -55,6 +55,29 @@ import Testing
         #expect(object["b"] == .bool(true))
     }
 
+    /// The fast path (StrictJSON) gives what JSONDecoder gives, including for what StrictJSON
+    /// refuses or reads differently.
+    @Test(arguments: [
+        #"{"access_token":"a","token_type":"Bearer","expires_in":3600,"scope":"read write"}"#,
+        #"{"a":1,"a":2}"#,
+        #"{"n":1.0,"e":1e3,"f":-2.5,"nested":{"x":[1,2.0,{"y":3E1}]}}"#,
+        #"{"s":"caf\u00e9 \ud83d\ude00","t":"\"\\\/\b\f\n\r\t","empty":{},"list":[]}"#,
+        #"  {"b":false,"z":null,"big":-9223372036854775808}  "#,
+        #"{"lone":"\ud800"}"#,
+    ])
+    func parseObjectMatchesJSONDecoder(_ text: String) throws {
+        let data = Data(text.utf8)
+        let decoded = try? JSONDecoder().decode([String: JSONValue].self, from: data)
+        #expect(JSONValue.parseObject(data) == decoded)
+    }
+
+    @Test func parseObjectReadsAnIntegralFractionAsJSONDecoderDoes() throws {
+        let object = try #require(JSONValue.parseObject(Data(#"{"expires_in":3600.0}"#.utf8)))
+        let decoded = try JSONDecoder().decode([String: JSONValue].self, from: Data(#"{"expires_in":3600.0}"#.utf8))
+        #expect(object == decoded)
+        #expect(object["expires_in"]?.integerValue == 3600)
+    }
+
     @Test(arguments: ["", "[1]", "\"x\"", "{", "<html>", "{\"a\":}"])
     func parseObjectRejectsNonObjects(_ text: String) {
         #expect(JSONValue.parseObject(Data(text.utf8)) == nil)

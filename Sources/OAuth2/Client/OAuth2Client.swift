@@ -387,7 +387,8 @@ extension OAuth2Client {
             let body = Data(FormURLEncoding.encode(parameters).utf8)
             let sentAt = now()
             let (response, responseBody) = try await pipeline.send(request, body: body, kind: kind)
-            let fresh = await dpopNonces.remember(from: response, for: url)
+            // (The cache is an actor: no hop to it for the usual response without a nonce.)
+            let fresh = response.headerFields[.dpopNonce] == nil ? nil : await dpopNonces.remember(from: response, for: url)
             if key != nil, !retried, let fresh, fresh != nonce, Self.asksForDPoPNonce(response, body: responseBody) {
                 nonce = fresh
                 retried = true

@@ -106,7 +106,25 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     static func parseObject(_ data: Data) -> [String: JSONValue]? {
         guard let first = data.first(where: { !" \t\r\n".utf8.contains($0) }), first == UInt8(ascii: "{")
         else { return nil }
+        // StrictJSON is several times cheaper than JSONDecoder (a token response's parse was
+        // most of a grant's own CPU time). What it refuses (duplicate members, deep nesting,
+        // invalid UTF-8) and numbers with a fraction or an exponent (which JSONDecoder reads
+        // as an integer when they are integral) still go to JSONDecoder, so the result is the
+        // same as before for every input.
+        if let object = try? StrictJSON.parseObject(data), !object.values.contains(where: \.hasFractionalNumber) {
+            return object
+        }
         return try? JSONDecoder().decode([String: JSONValue].self, from: data)
+    }
+
+    /// `true` when this is, or holds, a ``number(_:)``.
+    private var hasFractionalNumber: Bool {
+        switch self {
+        case .number: return true
+        case .array(let elements): return elements.contains(where: \.hasFractionalNumber)
+        case .object(let members): return members.values.contains(where: \.hasFractionalNumber)
+        default: return false
+        }
     }
 }
 

@@ -8,8 +8,9 @@ enum ResponseParsing {
     /// The body as a flat object: a JSON object, or form-encoded pairs (GitHub without an
     /// `Accept` header). `nil` when the body is neither (empty, HTML, garbage).
     static func members(of body: Data, contentType: String?) -> [String: JSONValue]? {
-        let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         if let object = JSONValue.parseObject(body) { return object }
+        // (Only now: Foundation's trimming costs more than parsing a token response.)
+        let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         if type == "application/json" || (type?.hasSuffix("+json") ?? false) { return nil }
         guard type == "application/x-www-form-urlencoded" || type == "text/plain" || type == nil,
             !body.isEmpty, body.count <= 64 * 1024,

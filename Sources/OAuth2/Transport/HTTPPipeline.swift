@@ -33,20 +33,38 @@ struct HTTPPipeline: Sendable {
         if Task.isCancelled {
             throw OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled before it was sent.")
         }
-        let redactedURL = request.url.map(Redactor.url) ?? Redactor.placeholder
-        let started = ContinuousClock.now
+        // Nothing of the log line is built unless it is written: the redacted URL alone
+        // takes a URLComponents round trip.
+        let logs = logger.logLevel <= .debug
+        let started = logs ? ContinuousClock.now : nil
         let response: HTTPResponse
         let responseBody: Data
         do {
             (response, responseBody) = try await transport.send(request, body: body)
         } catch {
             let mapped = Self.map(error)
-            logger.debug(
-                "\(request.method) \(redactedURL) failed: \(mapped.code)",
-                metadata: ["oauth2.kind": "\(kind.rawValue)", "oauth2.ms": "\(started.millisecondsSinceNow)"]
-            )
+            if let started {
+                logger.debug(
+                    "\(request.method) \(request.url.map(Redactor.url) ?? Redactor.placeholder) failed: \(mapped.code)",
+                    metadata: ["oauth2.kind": "\(kind.rawValue)", "oauth2.ms": "\(started.millisecondsSinceNow)"]
+                )
+            }
             throw mapped
         }
+        if let started {
+            log(request, body: body, kind: kind, response: response, responseBody: responseBody, started: started)
+        }
+        for interceptor in interceptors {
+            await interceptor.didReceive(response, body: responseBody, for: request, kind: kind)
+        }
+        return (response, responseBody)
+    }
+
+    /// The exchange's log line (debug), with the redacted request and response at trace.
+    private func log(
+        _ request: HTTPRequest, body: Data?, kind: RequestKind, response: HTTPResponse, responseBody: Data,
+        started: ContinuousClock.Instant
+    ) {
         var metadata: Logger.Metadata = [
             "oauth2.kind": "\(kind.rawValue)",
             "oauth2.ms": "\(started.millisecondsSinceNow)",
@@ -69,11 +87,7 @@ struct HTTPPipeline: Sendable {
                     "\(members.keys.sorted().map { "\($0)=\(Redactor.value(members[$0]?.stringValue ?? "…", forParameter: $0))" }.joined(separator: "&"))"
             }
         }
-        logger.debug("\(request.method) \(redactedURL) → \(response.status.code)", metadata: metadata)
-        for interceptor in interceptors {
-            await interceptor.didReceive(response, body: responseBody, for: request, kind: kind)
-        }
-        return (response, responseBody)
+        logger.debug("\(request.method) \(request.url.map(Redactor.url) ?? Redactor.placeholder) → \(response.status.code)", metadata: metadata)
     }
 
     static func map(_ error: any Error) -> OAuth2Error {
