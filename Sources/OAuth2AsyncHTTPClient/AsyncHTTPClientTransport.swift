@@ -11,7 +11,9 @@ import OAuth2
 /// Redirects are never followed and the response body is bounded. Server trust can be
 /// narrowed to a private CA: ``TLSOptions/caBundlePath`` names a PEM bundle, and when it is
 /// not set the `SSL_CERT_FILE` environment variable is honoured the way OpenSSL-based tools
-/// honour it; otherwise the system's trust store is used.
+/// honour it; otherwise the system's trust store is used. The HTTP proxies of the
+/// environment (`https_proxy`, `http_proxy`, `no_proxy`…) are used the way curl uses them:
+/// see ``ProxyEnvironment``.
 ///
 /// A transport created with ``init(options:tls:)`` owns its `HTTPClient`: call
 /// ``shutdown()`` when done, or use ``withTransport(options:tls:_:)``, which does it for you.
@@ -32,16 +34,26 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     }
 
     private let client: HTTPClient
+    /// With ``init(options:tls:proxies:environment:)``: the clients that go through the
+    /// proxies of ``proxies`` (at most two), by proxy.
+    private let proxied: [ProxyEnvironment.Proxy: HTTPClient]
+    /// The proxies requests go through (none for a wrapped client).
+    public let proxies: ProxyEnvironment
     private let ownsClient: Bool
     private let options: TransportOptions
 
     /// Creates a transport with its own `HTTPClient` on the shared event-loop group.
     ///
-    /// - Parameter environment: where `SSL_CERT_FILE` is read (the process environment by
-    ///   default).
+    /// Requests go through the HTTP proxies that `proxies` names for their URL, through a
+    /// CONNECT tunnel for `https` (by default the proxies of `environment`, read as curl
+    /// reads them: see ``ProxyEnvironment``; pass `ProxyEnvironment()` for none).
+    ///
+    /// - Parameter environment: where `SSL_CERT_FILE` and the proxy variables are read (the
+    ///   process environment by default).
     public init(
         options: TransportOptions = TransportOptions(),
         tls: TLSOptions = TLSOptions(),
+        proxies: ProxyEnvironment? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
@@ -59,13 +71,27 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         )
         configuration.httpVersion = .automatic
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let proxies = proxies ?? ProxyEnvironment(environment: environment)
+        var proxied: [ProxyEnvironment.Proxy: HTTPClient] = [:]
+        for proxy in Set([proxies.http, proxies.https].compactMap(\.self)) {
+            var viaProxy = configuration
+            viaProxy.proxy = .server(
+                host: proxy.host, port: proxy.port,
+                authorization: proxy.username.map { .basic(username: $0, password: proxy.password ?? "") })
+            proxied[proxy] = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: viaProxy)
+        }
+        self.proxied = proxied
+        self.proxies = proxies
         self.ownsClient = true
         self.options = options
     }
 
-    /// Wraps an `HTTPClient` you own (and shut down). Configure it not to follow redirects.
+    /// Wraps an `HTTPClient` you own (and shut down). Configure it not to follow redirects
+    /// (and with its proxy, if any: ``proxies`` is empty).
     public init(client: HTTPClient, options: TransportOptions = TransportOptions()) {
         self.client = client
+        self.proxied = [:]
+        self.proxies = ProxyEnvironment()
         self.ownsClient = false
         self.options = options
     }
@@ -91,7 +117,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     /// Shuts down the `HTTPClient` this transport created (no-op for a wrapped client).
     public func shutdown() async throws {
-        if ownsClient { try await client.shutdown() }
+        guard ownsClient else { return }
+        for client in proxied.values { try await client.shutdown() }
+        try await client.shutdown()
     }
 
     /// Sends the request; throws ``OAuth2/OAuth2Error`` with source `.transport` on failure.
@@ -108,6 +136,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
         }
         do {
+            let client = proxied.isEmpty ? self.client : proxies.proxy(for: url).flatMap { proxied[$0] } ?? self.client
             let response = try await client.execute(outgoing, timeout: .nanoseconds(Self.nanoseconds(options.timeout)))
             var fields = HTTPFields()
             for header in response.headers {

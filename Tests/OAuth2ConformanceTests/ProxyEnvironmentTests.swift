@@ -1,5 +1,8 @@
 import Foundation
+import HTTPTypes
+import OAuth2
 import OAuth2AsyncHTTPClient
+import OAuth2TestSupport
 import Testing
 
 @Suite struct ProxyEnvironmentTests {
@@ -61,5 +64,81 @@ import Testing
     @Test func anEmptyEnvironmentNamesNoProxy() {
         #expect(ProxyEnvironment(environment: [:]) == ProxyEnvironment())
         #expect(ProxyEnvironment().proxy(for: api) == nil)
+    }
+}
+
+/// The transport's use of the proxies, over real sockets: a local server plays the proxy.
+@Suite struct AsyncHTTPClientProxyTests {
+    // A transport is always shut down, also when its request failed: AsyncHTTPClient stops
+    // the process when a client it created is released without a shutdown.
+    final class Seen: @unchecked Sendable {
+        private let lock = NSLock()
+        private var heads: [HTTPRequest] = []
+        func append(_ head: HTTPRequest) { lock.withLock { heads.append(head) } }
+        var all: [HTTPRequest] { lock.withLock { heads } }
+    }
+
+    @Test func aRequestAsksTheProxyForATunnelWithItsCredentials() async throws {
+        // AsyncHTTPClient tunnels every request through an HTTP proxy (CONNECT, RFC 9110
+        // §9.3.6). This proxy refuses the tunnel: the request must have reached it, for the
+        // right target, with the proxy's credentials, and fail as a typed network error.
+        let seen = Seen()
+        try await LocalHTTPServer.with(handler: { request in
+            seen.append(request.head)
+            return .json(403, "{}")
+        }) { proxy in
+            // AsyncHTTPClient retries a refused tunnel until the connect timeout.
+            let transport = AsyncHTTPClientTransport(
+                options: TransportOptions(connectTimeout: .seconds(1)),
+                environment: ["http_proxy": "http://al%40ice:s3cret@127.0.0.1:\(proxy.port)"])
+            #expect(transport.proxies.http == .init(host: "127.0.0.1", port: proxy.port, username: "al@ice", password: "s3cret"))
+            let request = HTTPRequest(method: .get, scheme: "http", authority: "api.example.invalid", path: "/me?x=1")
+            let result = await Result(catching: { try await transport.send(request, body: nil) })
+            try await transport.shutdown()
+            #expect(throws: OAuth2Error.self) { try result.get() }
+            let head = try #require(seen.all.first)
+            #expect(head.method == .connect)
+            #expect(head.path == "api.example.invalid:80")
+            let credentials = Data("al@ice:s3cret".utf8).base64EncodedString()
+            #expect(head.headerFields[HTTPField.Name("Proxy-Authorization")!] == "Basic \(credentials)")
+            if case .failure(let error as OAuth2Error) = result {
+                #expect(!String(describing: error).contains("s3cret"), "no proxy password in the error")
+            }
+        }
+    }
+
+    @Test func noProxyHostsAreReachedDirectly() async throws {
+        let proxySeen = Seen(), directSeen = Seen()
+        try await LocalHTTPServer.with(handler: { request in
+            proxySeen.append(request.head)
+            return .json(502, "{}")
+        }) { proxy in
+            try await LocalHTTPServer.with(handler: { request in
+                directSeen.append(request.head)
+                return .json(200, "{}")
+            }) { direct in
+                let transport = AsyncHTTPClientTransport(
+                    environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "localhost,127.0.0.1"])
+                let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(direct.port)", path: "/x")
+                let result = await Result(catching: { try await transport.send(request, body: nil) })
+                try await transport.shutdown()
+                let (response, _) = try result.get()
+                #expect(response.status.code == 200)
+                #expect(directSeen.all.map(\.path) == ["/x"])
+                #expect(proxySeen.all.isEmpty)
+            }
+        }
+    }
+
+    @Test func anEmptyProxySettingOverridesTheEnvironment() async throws {
+        let transport = AsyncHTTPClientTransport(proxies: ProxyEnvironment(), environment: ["https_proxy": "http://proxy:3128"])
+        #expect(transport.proxies == ProxyEnvironment())
+        try await transport.shutdown()
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
