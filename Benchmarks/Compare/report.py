@@ -75,6 +75,7 @@ def table(case_runs, ours, unit, names, time_per=False):
 
 NAMES = {
     "swift-ahc": "swift-oauth2, AsyncHTTPClientTransport",
+    "swift-ahc-nio": "swift-oauth2, AsyncHTTPClientTransport, NIO as the global executor",
     "swift-urlsession": "swift-oauth2, URLSessionTransport",
     "go-x-oauth2": "Go golang.org/x/oauth2 (clientcredentials)",
     "python-authlib": "Python authlib (requests)",
@@ -120,7 +121,10 @@ if grant_cases:
     md.append("")
     md.append("Each contender asks for a token with `grant_type=client_credentials` and HTTP Basic client "
               "authentication, again and again, keeping its connections alive: swift-oauth2's `OAuth2Client.clientCredentials(scopes:)` "
-              "through each transport (`Benchmarks/Compare/BenchClient`), Go's `clientcredentials.Config.Token` "
+              "through each transport (`Benchmarks/Compare/BenchClient`; the AsyncHTTPClient one a second time in a process that "
+              "made NIO's event loops Swift concurrency's global executor at start-up, "
+              "`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`, an application's "
+              "choice that a library cannot make), Go's `clientcredentials.Config.Token` "
               "(`Benchmarks/Compare/go`), authlib's `OAuth2Session.fetch_token` (`Benchmarks/Compare/python/grants_authlib.py`), "
               "and curl (one process, `curl -K` with the URL listed once per request; `--parallel --parallel-max 32` for 32 in flight). "
               "Every contender parses the JSON answer but curl, which discards it. 32 in flight: 32 workers (tasks, goroutines, "

@@ -1,9 +1,12 @@
 // swift-oauth2's contender in scripts/bench-compare: the same work the peers do, timed
 // in-process after a warm-up, printing "<count> <seconds>" (exit 1 on any failure).
 //
-//   bench-client grants TOKEN_URL CLIENT_ID CLIENT_SECRET SCOPE COUNT IN_FLIGHT ahc|urlsession
+//   bench-client grants TOKEN_URL CLIENT_ID CLIENT_SECRET SCOPE COUNT IN_FLIGHT ahc|ahc-nio|urlsession
 //       client_credentials grants through OAuth2Client.clientCredentials(scopes:), one
-//       client and one transport (one connection pool) for the whole run.
+//       client and one transport (one connection pool) for the whole run. ahc-nio is the
+//       AsyncHTTPClient transport in a process that made NIO's event loops Swift
+//       concurrency's global executor at start-up (an application's choice, never a
+//       library's), so the caller's tasks run on the threads that do the I/O.
 //   bench-client idtokens FILE COUNT
 //       ID-token validation (signature, iss, aud, exp, iat, nonce, at_hash) with the JWK set
 //       in hand, each iteration a different token, from a file written by
@@ -16,17 +19,27 @@ import Crypto
 import CryptoExtras
 import Foundation
 import HTTPTypes
+import NIOCore
+import NIOPosix
 import OAuth2
 import OAuth2AsyncHTTPClient
 
 @main
 struct BenchClient {
-    static func main() async {
+    // Synchronous, so that `ahc-nio` can install NIO as the global executor before any
+    // Swift concurrency runs; the async work then runs in a task the main thread waits for.
+    static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             switch arguments.first {
             case "grants" where arguments.count == 8:
-                try await grants(Array(arguments.dropFirst()))
+                if arguments[7] == "ahc-nio" {
+                    guard NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() else {
+                        FileHandle.standardError.write(Data("bench-client: could not install NIO as the global executor\n".utf8))
+                        exit(1)
+                    }
+                }
+                try runBlocking { try await grants(Array(arguments.dropFirst())) }
             case "idtokens" where arguments.count == 3:
                 try idTokens(file: arguments[1], count: Int(arguments[2]) ?? 0, raw: false)
             case "sizes":
@@ -38,7 +51,7 @@ struct BenchClient {
             case "raw-verify" where arguments.count == 3:
                 try idTokens(file: arguments[1], count: Int(arguments[2]) ?? 0, raw: true)
             default:
-                FileHandle.standardError.write(Data("usage: bench-client grants URL ID SECRET SCOPE COUNT IN_FLIGHT ahc|urlsession | idtokens FILE COUNT | raw-verify FILE COUNT\n".utf8))
+                FileHandle.standardError.write(Data("usage: bench-client grants URL ID SECRET SCOPE COUNT IN_FLIGHT ahc|ahc-nio|urlsession | idtokens FILE COUNT | raw-verify FILE COUNT\n".utf8))
                 exit(2)
             }
         } catch {
@@ -47,11 +60,26 @@ struct BenchClient {
         }
     }
 
+    /// Runs `work` in a task and blocks the calling (main) thread until it finishes.
+    static func runBlocking(_ work: @escaping @Sendable () async throws -> Void) throws {
+        let done = DispatchSemaphore(value: 0)
+        let failure = Failure()
+        Task.detached {
+            do { try await work() } catch { failure.error = error }
+            done.signal()
+        }
+        done.wait()  // (the semaphore orders the write above before this read)
+        if let error = failure.error { throw error }
+    }
+
     static func grants(_ arguments: [String]) async throws {
         let tokenURL = URL(string: arguments[0])!
         let scopes = arguments[3].isEmpty ? nil : arguments[3].split(separator: " ").map(String.init)
         let count = Int(arguments[4])!, inFlight = max(1, Int(arguments[5])!)
-        let ahc = arguments[6] == "ahc"
+        let ahc = arguments[6] == "ahc" || arguments[6] == "ahc-nio"
+        if arguments[6] == "ahc-nio" && MultiThreadedEventLoopGroup.currentEventLoop == nil {
+            throw BenchError("ahc-nio: the task is not on an event loop although NIO was installed as the global executor")
+        }
         let ahcTransport = ahc ? AsyncHTTPClientTransport() : nil
         let transport: any HTTPTransport = ahcTransport ?? URLSessionTransport()
         let client = try OAuth2Client(
@@ -150,6 +178,17 @@ struct BenchClient {
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
+}
+
+/// A failed precondition of a run, printed by `main`.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The error of `runBlocking`'s task, written before its semaphore is signalled.
+final class Failure: @unchecked Sendable {
+    var error: (any Error)?
 }
 
 /// The next job number, shared by the workers.
