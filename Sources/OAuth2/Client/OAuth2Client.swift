@@ -30,6 +30,9 @@ public struct OAuth2Client: Sendable {
         let now: @Sendable () -> Date
         let keySet: JWKSCache?
         let dpopNonces: DPoPNonceCache
+        /// The issuer a ``SessionKey`` of this client names: the metadata's `issuer`, else
+        /// the token endpoint. Read once: every session computes its key from it.
+        let sessionIssuer: String
 
         init(
             metadata: ServerMetadata, configuration: ClientConfiguration, pipeline: HTTPPipeline,
@@ -41,6 +44,7 @@ public struct OAuth2Client: Sendable {
             self.now = now
             self.keySet = keySet
             self.dpopNonces = dpopNonces
+            self.sessionIssuer = metadata.issuer ?? metadata.tokenEndpoint?.absoluteString ?? ""
         }
 
         /// This storage with another configuration, sharing the rest.
@@ -60,6 +64,8 @@ public struct OAuth2Client: Sendable {
     }
     var pipeline: HTTPPipeline { storage.pipeline }
     var now: @Sendable () -> Date { storage.now }
+    /// The issuer of this client's session keys (``Session/key(for:account:)``).
+    var sessionIssuer: String { storage.sessionIssuer }
     /// The provider's JWK set, shared by the copies of this client; `nil` without a `jwks_uri`.
     public var keySet: JWKSCache? { storage.keySet }
     /// The latest DPoP nonce of each server this client talked to, shared by its copies.

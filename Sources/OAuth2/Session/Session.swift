@@ -34,7 +34,12 @@ import Logging
 /// renewal completes.
 public actor Session {
     /// Whose session this is: the client's issuer and client id, and the account.
-    public nonisolated let key: SessionKey
+    public nonisolated var key: SessionKey {
+        SessionKey(issuer: baseClient.sessionIssuer, clientID: baseClient.configuration.clientID, account: account)
+    }
+    /// The account within the client. The session keeps only this part of its ``key``: the
+    /// issuer and the client id are its client's (32 bytes less for each session).
+    nonisolated let account: String
     /// The client that renews and revokes the tokens. With DPoP, its
     /// ``ClientConfiguration/dpop`` key is the one the session's tokens are bound to: the
     /// key stored with them (``StoredSession/dpopKey()``) once the session has read its
@@ -47,12 +52,11 @@ public actor Session {
     nonisolated let baseClient: OAuth2Client
     /// Where the tokens are kept.
     public nonisolated let store: any TokenStore
-    /// How tokens are renewed.
-    public nonisolated let options: Options
-
     /// The tokens, the renewal in flight, the back-off, the adopted DPoP key, the event
     /// subscribers: behind one lock, not the actor.
     let state = Locked(SessionState())
+    /// How tokens are renewed.
+    public nonisolated let options: Options
 
     /// Creates a session for `account` that reads its tokens from `store` when first needed.
     ///
@@ -71,7 +75,7 @@ public actor Session {
         account: String = "default",
         options: Options = Options()
     ) {
-        self.key = Self.key(for: client, account: account)
+        self.account = account
         self.baseClient = client
         self.store = store
         self.options = options
@@ -90,7 +94,7 @@ public actor Session {
         options: Options = Options()
     ) async throws {
         let key = Self.key(for: client, account: account)
-        self.key = key
+        self.account = account
         self.baseClient = client
         self.store = store
         self.options = options
@@ -135,10 +139,7 @@ public actor Session {
 
     /// The key a session of `client` for `account` is stored under.
     public static func key(for client: OAuth2Client, account: String = "default") -> SessionKey {
-        SessionKey(
-            issuer: client.metadata.issuer ?? client.metadata.tokenEndpoint?.absoluteString ?? "",
-            clientID: client.configuration.clientID,
-            account: account)
+        SessionKey(issuer: client.sessionIssuer, clientID: client.configuration.clientID, account: account)
     }
 
     deinit {
@@ -245,7 +246,7 @@ public actor Session {
     }
 
     /// How many callers wait for a renewal now (for tests).
-    nonisolated var waitingCallers: Int { state.withLock { $0.liveWaiters } }
+    nonisolated var waitingCallers: Int { state.withLock { Int($0.liveWaiters) } }
 
     /// How many waiter slots, tombstones included, the session keeps now (for tests).
     nonisolated var waiterSlots: Int { state.withLock { $0.waiters.count } }

@@ -20,23 +20,16 @@ struct SessionState {
         var bearerHeader: String?
     }
 
-    /// No new request before `until`, after a transient failure with `Retry-After`. A
-    /// class: most sessions never have one, and an error inline would cost each of them
-    /// its size.
-    final class Backoff: Sendable {
+    /// No new request before `until`, after a transient failure with `Retry-After`.
+    struct Backoff: Sendable {
         let until: Date
         let error: OAuth2Error
-
-        init(until: Date, error: OAuth2Error) {
-            self.until = until
-            self.error = error
-        }
     }
 
     /// A renewal in flight.
     struct Flight {
         /// The epoch when the renewal started.
-        var epoch: UInt64
+        var epoch: UInt32
     }
 
     /// One caller of ``Session/renew(rejecting:)`` that needs the renewal's answer, in
@@ -58,15 +51,18 @@ struct SessionState {
 
     /// The tokens in memory.
     var current: Snapshot?
-    /// After a transient failure with `Retry-After`: no new request before `until`.
-    var backoff: Backoff?
-    /// Changes whenever the tokens are replaced other than by a renewal (sign-in,
-    /// sign-out, a refused grant), so that a renewal started before cannot bring old
-    /// tokens back.
-    var epoch: UInt64 = 0
 
     // MARK: single flight
+    // (The three small fields first, so that they share 16 bytes.)
 
+    /// Changes whenever the tokens are replaced other than by a renewal (sign-in,
+    /// sign-out, a refused grant), so that a renewal started before cannot bring old
+    /// tokens back. Only compared with the epoch a renewal started in: 32 bits would have to
+    /// wrap around during one renewal to confuse them.
+    var epoch: UInt32 = 0
+    /// How many slots of `waiters` are ``Slot/reserved(rejected:)``, ``Slot/waiting(_:rejected:)``
+    /// or ``Slot/cancelled`` (not `done`).
+    var liveWaiters: Int32 = 0
     /// The renewal in flight, if any.
     var flight: Flight?
     /// Every caller waiting for a renewal, in arrival order (the order of their ids). A
@@ -76,31 +72,75 @@ struct SessionState {
     var waiters: [Slot] = []
     /// The id of `waiters[0]`.
     var firstWaiterID: UInt64 = 0
-    /// How many slots of `waiters` are ``Slot/reserved(rejected:)``, ``Slot/waiting(_:rejected:)``
-    /// or ``Slot/cancelled`` (not `done`).
-    var liveWaiters = 0
 
-    // MARK: DPoP
+    // MARK: what most sessions never have
+
+    /// The back-off, the adopted DPoP options and the event subscribers, behind one
+    /// reference that is `nil` while all of them are empty: each session pays 8 bytes for
+    /// them, not 32 (and not the size of an `OAuth2Error` inline). Immutable, so that
+    /// `SessionState` stays a value; every change makes a new one.
+    private var uncommon: Uncommon?
+
+    final class Uncommon: Sendable {
+        let backoff: Backoff?
+        let adoptedDPoP: DPoPOptions?
+        let subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation]
+        let nextSubscriberID: UInt64
+
+        init(
+            backoff: Backoff?, adoptedDPoP: DPoPOptions?,
+            subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation], nextSubscriberID: UInt64
+        ) {
+            self.backoff = backoff
+            self.adoptedDPoP = adoptedDPoP
+            self.subscribers = subscribers
+            self.nextSubscriberID = nextSubscriberID
+        }
+    }
+
+    /// Replaces ``uncommon`` with these members (`nil` when all are empty).
+    private mutating func setUncommon(
+        backoff: Backoff?, adoptedDPoP: DPoPOptions?,
+        subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation], nextSubscriberID: UInt64
+    ) {
+        if backoff == nil, adoptedDPoP == nil, subscribers.isEmpty, nextSubscriberID == 0 {
+            uncommon = nil
+        } else {
+            uncommon = Uncommon(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: nextSubscriberID)
+        }
+    }
+
+    /// After a transient failure with `Retry-After`: no new request before `until`.
+    var backoff: Backoff? {
+        get { uncommon?.backoff }
+        set {
+            guard newValue != nil || uncommon?.backoff != nil else { return }
+            setUncommon(backoff: newValue, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: nextSubscriberID)
+        }
+    }
 
     /// The DPoP options of a key stored with the tokens, once the session has read a
     /// record whose key differs from the client's; `nil` while the client's own options
     /// are in force.
     var adoptedDPoP: DPoPOptions? {
-        get { adopted?.options }
-        set { adopted = newValue.map(AdoptedDPoP.init) }
+        get { uncommon?.adoptedDPoP }
+        set { setUncommon(backoff: backoff, adoptedDPoP: newValue, subscribers: subscribers, nextSubscriberID: nextSubscriberID) }
     }
-    /// Behind a reference: most sessions never adopt a key.
-    private var adopted: AdoptedDPoP?
 
-    final class AdoptedDPoP: Sendable {
-        let options: DPoPOptions
-        init(_ options: DPoPOptions) { self.options = options }
+    /// The streams of ``Session/events()``, by id.
+    var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] {
+        get { uncommon?.subscribers ?? [:] }
+        set { setUncommon(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: newValue, nextSubscriberID: nextSubscriberID) }
+    }
+
+    /// The id of the latest subscriber. Never goes back (a session that had a subscriber
+    /// keeps its ``Uncommon`` for it), so an id is never reused.
+    var nextSubscriberID: UInt64 {
+        get { uncommon?.nextSubscriberID ?? 0 }
+        set { setUncommon(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: newValue) }
     }
 
     // MARK: events
-
-    var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
-    var nextSubscriberID: UInt64 = 0
 
     /// Hands `event` to every subscriber; called under the lock so that events reach every
     /// subscriber in the order the tokens changed.

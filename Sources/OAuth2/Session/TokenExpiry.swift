@@ -7,20 +7,25 @@ import Foundation
 /// expires: a JWT access token (RFC 9068) carries `exp`, written in the server's clock.
 /// That one is moved into this machine's clock by the skew measured from the token
 /// response's `Date` header (``TokenSet/serverDate``).
+///
+/// Two plain dates (16 bytes, not 24 with an optional): every session keeps one.
 struct TokenExpiry: Sendable, Equatable {
     /// When the access token stops working, in this machine's clock; `nil` when unknown.
-    var expiresAt: Date?
+    var expiresAt: Date? { stopsAt == .distantFuture ? nil : stopsAt }
     /// When to renew it: `expiresAt` less the leeway; `distantFuture` when the expiry is
     /// unknown (then only a refused token renews it).
     var renewAt: Date
+    /// ``expiresAt``, `distantFuture` when unknown (the same answer to "has it expired?").
+    private var stopsAt: Date
 
     init(_ tokens: TokenSet, leeway: TimeInterval) {
         let expiry = tokens.expiresAt ?? Self.jwtExpiry(tokens.accessToken).map { $0.addingTimeInterval(-Self.skew(tokens)) }
-        expiresAt = expiry
         guard let expiry else {
+            stopsAt = .distantFuture
             renewAt = .distantFuture
             return
         }
+        stopsAt = expiry
         // A token that lives less than twice the leeway is renewed at half its life, not at
         // once and on every call.
         let lifetime = expiry.timeIntervalSince(tokens.issuedAt)
