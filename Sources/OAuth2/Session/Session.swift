@@ -54,7 +54,7 @@ public actor Session {
     public nonisolated let store: any TokenStore
     /// The tokens, the renewal in flight, the back-off, the adopted DPoP key, the event
     /// subscribers: behind one lock, not the actor.
-    let state = Locked(SessionState())
+    nonisolated let state = Locked(SessionState())
     /// How tokens are renewed.
     public nonisolated let options: Options
 

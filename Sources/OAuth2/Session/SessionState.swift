@@ -79,7 +79,7 @@ struct SessionState {
     /// reference that is `nil` while all of them are empty: each session pays 8 bytes for
     /// them, not 32 (and not the size of an `OAuth2Error` inline). Immutable, so that
     /// `SessionState` stays a value; every change makes a new one.
-    private var uncommon: Uncommon?
+    private(set) var uncommon: Uncommon?
 
     final class Uncommon: Sendable {
         let backoff: Backoff?

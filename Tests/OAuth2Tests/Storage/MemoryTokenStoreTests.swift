@@ -16,6 +16,43 @@ import Testing
         #expect(await store.list() == [bob])
     }
 
+    @Test func keepsTheSameAccountOfTwoClientsApart() async throws {
+        let store = MemoryTokenStore()
+        let first = SessionKey(issuer: "https://a.example", clientID: "one", account: "alice")
+        let otherClient = SessionKey(issuer: "https://a.example", clientID: "two", account: "alice")
+        let otherIssuer = SessionKey(issuer: "https://b.example", clientID: "one", account: "alice")
+        await store.save(sampleSession(first, accessToken: "at-1"))
+        await store.save(sampleSession(otherClient, accessToken: "at-2"))
+        await store.save(sampleSession(otherIssuer, accessToken: "at-3"))
+        #expect(await store.load(first)?.tokens.accessToken == "at-1")
+        #expect(await store.load(otherClient)?.tokens.accessToken == "at-2")
+        #expect(await store.load(otherIssuer)?.tokens.accessToken == "at-3")
+        #expect(await store.load(SessionKey(issuer: "https://a.example", clientID: "one", account: "bob")) == nil)
+        #expect(await store.list() == [first, otherClient, otherIssuer])
+        #expect(await store.clientCount == 3)
+
+        await store.save(sampleSession(first, accessToken: "at-4"))
+        #expect(await store.load(first)?.tokens.accessToken == "at-4", "a save replaces the record")
+        #expect(await store.list().count == 3)
+    }
+
+    @Test func theLastRemovalOfAClientDropsItsGroup() async throws {
+        let store = MemoryTokenStore()
+        let alice = SessionKey(issuer: "https://a.example", clientID: "cli", account: "alice")
+        let bob = SessionKey(issuer: "https://a.example", clientID: "cli", account: "bob")
+        await store.save(sampleSession(alice))
+        await store.save(sampleSession(bob))
+        #expect(await store.clientCount == 1)
+        await store.remove(alice)
+        #expect(await store.clientCount == 1)
+        await store.remove(SessionKey(issuer: "https://z.example", clientID: "cli", account: "bob"))  // missing: no error
+        await store.remove(bob)
+        #expect(await store.clientCount == 0)
+        #expect(await store.list().isEmpty)
+        await store.remove(bob)  // again: no error
+        #expect(await store.load(bob) == nil)
+    }
+
     @Test func exclusiveAccessRunsOneBodyAtATime() async throws {
         let store = MemoryTokenStore()
         let key = SessionKey(issuer: "https://a.example", clientID: "cli")
