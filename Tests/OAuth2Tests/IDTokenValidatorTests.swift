@@ -117,6 +117,23 @@ import Testing
         #expect(counter.value == 4, "expired sets are fetched again")
     }
 
+    @Test func theCachedSetIsReadWithoutTheActorUntilItExpires() async throws {
+        let counter = Counter()
+        let cache = JWKSCache(url: URL(string: "https://op.example/jwks")!, policy: .init()) {
+            _ = counter.next()
+            return (JSONWebKeySet(keys: []), "max-age=600")
+        }
+        let start = Date(timeIntervalSince1970: 1_000)
+        #expect(cache.cachedKeys(now: start) == nil, "nothing fetched yet: no fetch is started either")
+        #expect(counter.value == 0)
+        _ = try await cache.keys(now: start)
+        #expect(cache.cachedKeys(now: start.addingTimeInterval(599)) != nil)
+        #expect(cache.cachedKeys(now: start.addingTimeInterval(600)) == nil, "expired")
+        _ = try await cache.refreshed(now: start.addingTimeInterval(700))
+        #expect(cache.cachedKeys(now: start.addingTimeInterval(1_200)) != nil, "a forced refetch renews the snapshot")
+        #expect(counter.value == 2)
+    }
+
     @Test func aClientFetchesTheSetOnceAndRefusesABrokenOne() async throws {
         let key = try JWSSigningKey.generate(.rs256, keyID: "r")
         let jwks = String(decoding: JSONWebKeySet(keys: [key.publicKey!]).jsonData, as: UTF8.self)

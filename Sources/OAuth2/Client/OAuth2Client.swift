@@ -33,6 +33,9 @@ public struct OAuth2Client: Sendable {
         /// The issuer a ``SessionKey`` of this client names: the metadata's `issuer`, else
         /// the token endpoint. Read once: every session computes its key from it.
         let sessionIssuer: String
+        /// The ID-token validator of this metadata and configuration, built once (reading
+        /// the advertised algorithms out of the metadata costs allocations on every call).
+        let idTokenValidator: IDTokenValidator
 
         init(
             metadata: ServerMetadata, configuration: ClientConfiguration, pipeline: HTTPPipeline,
@@ -45,6 +48,14 @@ public struct OAuth2Client: Sendable {
             self.keySet = keySet
             self.dpopNonces = dpopNonces
             self.sessionIssuer = metadata.issuer ?? metadata.tokenEndpoint?.absoluteString ?? ""
+            let options = configuration.idTokenValidation
+            self.idTokenValidator = IDTokenValidator(
+                issuer: metadata.issuer ?? "",
+                clientID: configuration.clientID,
+                allowedAlgorithms: IDTokenValidator.allowedAlgorithms(
+                    configured: options.allowedAlgorithms, advertised: metadata.idTokenSigningAlgValuesSupported),
+                clientSecret: configuration.clientSecret,
+                options: options)
         }
 
         /// This storage with another configuration, sharing the rest.
@@ -68,6 +79,10 @@ public struct OAuth2Client: Sendable {
     var sessionIssuer: String { storage.sessionIssuer }
     /// The provider's JWK set, shared by the copies of this client; `nil` without a `jwks_uri`.
     public var keySet: JWKSCache? { storage.keySet }
+    /// The validator for this client's ID tokens: the provider's issuer, this client's id,
+    /// the allowed algorithms (configured, else advertised, else RS256), the client secret
+    /// as the HMAC key when HMAC is configured. Built once per metadata and configuration.
+    public var idTokenValidator: IDTokenValidator { storage.idTokenValidator }
     /// The latest DPoP nonce of each server this client talked to, shared by its copies.
     public var dpopNonces: DPoPNonceCache { storage.dpopNonces }
 

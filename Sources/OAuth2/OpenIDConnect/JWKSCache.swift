@@ -37,7 +37,12 @@ public actor JWKSCache {
     /// The lifetimes.
     public nonisolated let policy: Policy
     private let fetcher: @Sendable () async throws -> (JSONWebKeySet, cacheControl: String?)
-    private var cached: (keys: JSONWebKeySet, expiresAt: Date, fetchedAt: Date)?
+    private var cached: (keys: JSONWebKeySet, expiresAt: Date, fetchedAt: Date)? {
+        didSet { snapshot.withLock { $0 = cached.map { ($0.keys, $0.expiresAt) } } }
+    }
+    /// `cached` for ``cachedKeys(now:)``, readable from any thread: a validation with a
+    /// fresh set does not hop onto the actor (two thread hand-offs per token otherwise).
+    private nonisolated let snapshot = Locked<(keys: JSONWebKeySet, expiresAt: Date)?>(nil)
     private var inFlight: Task<(JSONWebKeySet, cacheControl: String?), any Error>?
     private var lastForcedRefetch: Date?
     private(set) var fetchCount = 0
@@ -54,6 +59,15 @@ public actor JWKSCache {
     public func keys(now: Date = Date()) async throws -> JSONWebKeySet {
         if let cached, cached.expiresAt > now { return cached.keys }
         return try await fetch(now: now)
+    }
+
+    /// The cached set if it has not expired at `now`; `nil` otherwise (then ``keys(now:)``
+    /// fetches one). Synchronous: it never waits for a fetch.
+    public nonisolated func cachedKeys(now: Date = Date()) -> JSONWebKeySet? {
+        snapshot.withLock { snapshot in
+            guard let snapshot, snapshot.expiresAt > now else { return nil }
+            return snapshot.keys
+        }
     }
 
     /// A refetched set, when a token names a key the cached one lacks; `nil` when a forced

@@ -2,20 +2,6 @@ import Foundation
 import HTTPTypes
 
 extension OAuth2Client {
-    /// The validator for this client's ID tokens: the provider's issuer, this client's id,
-    /// the allowed algorithms (configured, else advertised, else RS256), the client secret
-    /// as the HMAC key when HMAC is configured.
-    public var idTokenValidator: IDTokenValidator {
-        let options = configuration.idTokenValidation
-        return IDTokenValidator(
-            issuer: metadata.issuer ?? "",
-            clientID: configuration.clientID,
-            allowedAlgorithms: IDTokenValidator.allowedAlgorithms(
-                configured: options.allowedAlgorithms, advertised: metadata.idTokenSigningAlgValuesSupported),
-            clientSecret: configuration.clientSecret,
-            options: options)
-    }
-
     /// Verifies and validates an ID token against the provider's JWK set.
     ///
     /// The JWK set comes from the cache; when the token names a key the cached set lacks
@@ -44,7 +30,12 @@ extension OAuth2Client {
     private func verifySignature(_ jws: JWS, validator: IDTokenValidator, now: Date) async throws {
         // No JWK set is needed when the token is HMAC-signed or its algorithm is refused anyway.
         let needsKeys = !jws.algorithm.isHMAC && validator.allowedAlgorithms.contains(jws.algorithm)
-        let keys = needsKeys ? try await keySet?.keys(now: now) : nil
+        var keys: JSONWebKeySet?
+        if needsKeys, let keySet {
+            // A fresh cached set is read without a hop to the cache's actor.
+            keys = keySet.cachedKeys(now: now)
+            if keys == nil { keys = try await keySet.keys(now: now) }
+        }
         var failure = validator.signatureFailure(jws, keys: keys)
         if failure?.reason == .keyNotFound, let keySet, let fresh = try await keySet.refreshed(now: now) {
             failure = validator.signatureFailure(jws, keys: fresh)

@@ -65,7 +65,7 @@ extension Session {
                             if let snapshot = state.current, snapshot.tokens.accessToken != rejected,
                                 baseClient.now() < snapshot.expiry.renewAt
                             {
-                                state.retire(index)
+                                state.leave(index)
                                 return .answered(snapshot.tokens)
                             }
                             state.waiters[index] = .waiting(continuation, rejected: rejected)
@@ -76,7 +76,7 @@ extension Session {
                         return .joined
                     case .cancelled:
                         // Its cancellation handler ran before it got here.
-                        state.retire(index)
+                        state.leave(index)
                         return .cancelled
                     case .waiting, .done:
                         preconditionFailure("session waiter \(id) joined twice")
@@ -229,7 +229,7 @@ extension Session {
                 state.waiters[index] = .cancelled  // it throws when it tries to join
                 return nil
             case .waiting(let continuation, _):
-                state.retire(index)
+                state.leave(index)
                 return continuation
             case .cancelled, .done:
                 return nil

@@ -168,10 +168,17 @@ struct SessionState {
         return offset < UInt64(waiters.count) ? Int(offset) : nil
     }
 
-    /// Marks waiter `index` gone.
+    /// Marks waiter `index` gone (a renewal's end compacts the array afterwards).
     mutating func retire(_ index: Int) {
         waiters[index] = .done
         liveWaiters -= 1
+    }
+
+    /// Marks waiter `index` gone outside a renewal's end (an answer found on the way in, a
+    /// cancellation): the last one to leave while no renewal is in flight frees the array.
+    mutating func leave(_ index: Int) {
+        retire(index)
+        if liveWaiters == 0, flight == nil { compactWaiters() }
     }
 
     /// Drops the slots before the first one still in use (their ids are never looked up
