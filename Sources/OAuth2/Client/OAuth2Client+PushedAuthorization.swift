@@ -43,19 +43,21 @@ extension OAuth2Client {
             let signed = try draft.signedRequestObject(requestObject, metadata: metadata, configuration: configuration, now: sentAt)
             parameters = [("client_id", configuration.clientID), ("request", signed)]
         }
-        let (response, body, _) = try await post(
+        let (requestURI, lifetime) = try await post(
             url, parameters: parameters, kind: .pushedAuthorization,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true)
-        let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
-        if let error = ResponseParsing.error(in: response, members: members, kind: .pushedAuthorization, now: now()) {
-            throw error
+            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true
+        ) { response, body, _ in
+            let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
+            if let error = ResponseParsing.error(in: response, members: members, kind: .pushedAuthorization, now: now()) {
+                throw error
+            }
+            guard let members, let requestURI = members["request_uri"]?.stringValue, !requestURI.isEmpty,
+                requestURI.count <= 2048, !requestURI.contains(where: { $0.isWhitespace || $0.isNewline })
+            else {
+                throw OAuth2Error.invalidResponse("The pushed authorization response has no usable request_uri.", statusCode: response.status.code)
+            }
+            return (requestURI, ResponseParsing.number(members["expires_in"]).flatMap { $0 > 0 && $0 < 1e7 ? $0 : nil })
         }
-        guard let members, let requestURI = members["request_uri"]?.stringValue, !requestURI.isEmpty,
-            requestURI.count <= 2048, !requestURI.contains(where: { $0.isWhitespace || $0.isNewline })
-        else {
-            throw OAuth2Error.invalidResponse("The pushed authorization response has no usable request_uri.", statusCode: response.status.code)
-        }
-        let lifetime = ResponseParsing.number(members["expires_in"]).flatMap { $0 > 0 && $0 < 1e7 ? $0 : nil }
         let authorizationURL = try draft.endpoint.appendingQuery([("client_id", configuration.clientID), ("request_uri", requestURI)])
         return draft.request(
             url: authorizationURL, metadata: metadata, now: sentAt, requestURI: requestURI,

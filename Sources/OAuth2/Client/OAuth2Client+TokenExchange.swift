@@ -28,15 +28,17 @@ extension OAuth2Client {
     public func exchangeToken(_ request: TokenExchangeRequest) async throws -> TokenExchangeResponse {
         let grant = try Grant.tokenExchange(request)
         let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
-        let (response, body, sentAt) = try await post(
+        return try await post(
             url, parameters: [("grant_type", grant.type)] + grant.parameters, kind: .token,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true)
-        let answer = try TokenExchangeResponse.parse(
-            response: response, body: body, requestedScopes: grant.requestedScopes, sentAt: sentAt, receivedAt: now())
-        if let tokens = answer.tokenSet, answer.issuedTokenType == .accessToken {
-            try checkBinding(of: tokens, statusCode: response.status.code)
+            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true
+        ) { response, body, sentAt in
+            let answer = try TokenExchangeResponse.parse(
+                response: response, body: body, requestedScopes: grant.requestedScopes, sentAt: sentAt, receivedAt: now())
+            if let tokens = answer.tokenSet, answer.issuedTokenType == .accessToken {
+                try checkBinding(of: tokens, statusCode: response.status.code)
+            }
+            return answer
         }
-        return answer
     }
 
     /// The JWT bearer grant (RFC 7523 §2.1) with an assertion you have (from an identity

@@ -265,19 +265,21 @@ extension OAuth2Client {
         let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
         var parameters: [(String, String)] = [("grant_type", grant.type)]
         parameters += grant.parameters
-        let (response, body, sentAt) = try await post(
+        return try await post(
             url, parameters: parameters, kind: .token,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true)
-        let tokens = try TokenSet.parse(
-            response: response,
-            body: body,
-            requestedScopes: requestedScopes ?? grant.requestedScopes,
-            sentAt: sentAt,
-            receivedAt: now(),
-            quirks: configuration.quirks
-        )
-        try checkBinding(of: tokens, statusCode: response.status.code)
-        return tokens
+            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true
+        ) { response, body, sentAt in
+            let tokens = try TokenSet.parse(
+                response: response,
+                body: body,
+                requestedScopes: requestedScopes ?? grant.requestedScopes,
+                sentAt: sentAt,
+                receivedAt: now(),
+                quirks: configuration.quirks
+            )
+            try checkBinding(of: tokens, statusCode: response.status.code)
+            return tokens
+        }
     }
 
     /// RFC 9449 §5: a server that ignored the proof issued a token anyone holding it can
@@ -352,12 +354,14 @@ extension OAuth2Client {
         let url = try endpoint(metadata.revocationEndpoint, "revocation endpoint")
         var parameters = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
-        let (response, body, _) = try await post(
+        try await post(
             url, parameters: parameters, kind: .revocation,
-            authMethods: metadata.revocationEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported)
-        let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
-        if let error = ResponseParsing.error(in: response, members: members, kind: .revocation, now: now()) {
-            throw error
+            authMethods: metadata.revocationEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported
+        ) { response, body, _ in
+            let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
+            if let error = ResponseParsing.error(in: response, members: members, kind: .revocation, now: now()) {
+                throw error
+            }
         }
     }
 
@@ -367,10 +371,12 @@ extension OAuth2Client {
         let url = try endpoint(metadata.introspectionEndpoint, "introspection endpoint")
         var parameters = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
-        let (response, body, _) = try await post(
+        return try await post(
             url, parameters: parameters, kind: .introspection,
-            authMethods: metadata.introspectionEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported)
-        return try IntrospectionResponse.parse(response: response, body: body, receivedAt: now())
+            authMethods: metadata.introspectionEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported
+        ) { response, body, _ in
+            try IntrospectionResponse.parse(response: response, body: body, receivedAt: now())
+        }
     }
 }
 
@@ -378,20 +384,22 @@ extension OAuth2Client {
 
 extension OAuth2Client {
     /// POSTs an authenticated form request: the client's authentication is applied, the
-    /// configuration's extras for `kind` are added. Returns the response, its body and the
-    /// time the request was sent.
+    /// configuration's extras for `kind` are added. `read` gets the response, its body and
+    /// the time the request was sent; an ``OAuth2Error`` it throws leaves with every secret
+    /// the request carried withheld from the server's text (see ``HeldSecrets``).
     ///
     /// With `dpop` (and ``ClientConfiguration/dpop`` set), the request carries a DPoP proof
     /// with the server's latest nonce; an answer asking for another nonce
     /// (`use_dpop_nonce` with a `DPoP-Nonce` header) is retried once with it. A retry is a
     /// new request: new client assertion, new proof.
-    func post(
+    func post<Answer>(
         _ url: URL,
         parameters: [(String, String)],
         kind: RequestKind,
         authMethods: [String]?,
-        dpop: Bool = false
-    ) async throws -> (HTTPResponse, Data, Date) {
+        dpop: Bool = false,
+        read: (HTTPResponse, Data, Date) throws -> Answer
+    ) async throws -> Answer {
         let key = dpop ? configuration.dpop?.key : nil
         var nonce = key == nil ? nil : await dpopNonces.nonce(for: url)
         var retried = false
@@ -415,7 +423,11 @@ extension OAuth2Client {
                 retried = true
                 continue
             }
-            return (response, responseBody, sentAt)
+            do {
+                return try read(response, responseBody, sentAt)
+            } catch let error as OAuth2Error {
+                throw error.withholding(HeldSecrets(request: request, body: body))
+            }
         }
     }
 

@@ -35,10 +35,12 @@ extension OAuth2Client {
         var parameters: [(String, String)] = []
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: " "))) }
         parameters.appendExtras(additionalParameters)
-        let (response, body, sentAt) = try await post(
+        return try await post(
             url, parameters: parameters, kind: .deviceAuthorization,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported)
-        return try DeviceAuthorization.parse(response: response, body: body, requestedScopes: scopes, sentAt: sentAt)
+            authMethods: metadata.tokenEndpointAuthMethodsSupported
+        ) { response, body, sentAt in
+            try DeviceAuthorization.parse(response: response, body: body, requestedScopes: scopes, sentAt: sentAt)
+        }
     }
 
     /// Polls the token endpoint until the user approves or denies the device
@@ -139,26 +141,30 @@ extension OAuth2Client {
     func deviceTokenAttempt(_ authorization: DeviceAuthorization) async throws -> DeviceTokenAttempt {
         let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
         let grant = Grant.deviceCode(authorization.deviceCode)
-        let (response, body, sentAt) = try await post(
+        let attempt: DeviceTokenAttempt = try await post(
             url, parameters: [("grant_type", grant.type)] + grant.parameters, kind: .token,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true)
-        let receivedAt = now()
-        let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
-        if let error = ResponseParsing.error(in: response, members: members, kind: .token, now: receivedAt) {
-            switch error.code {
-            case .authorizationPending:
-                return .pending
-            case .slowDown:
-                let stated = ResponseParsing.number(members?["interval"]).flatMap { $0 > 0 && $0 < 1e6 ? $0 : nil }
-                return .slowDown(stated)
-            default:
-                throw error
+            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true
+        ) { response, body, sentAt in
+            let receivedAt = now()
+            let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
+            if let error = ResponseParsing.error(in: response, members: members, kind: .token, now: receivedAt) {
+                switch error.code {
+                case .authorizationPending:
+                    return .pending
+                case .slowDown:
+                    let stated = ResponseParsing.number(members?["interval"]).flatMap { $0 > 0 && $0 < 1e6 ? $0 : nil }
+                    return .slowDown(stated)
+                default:
+                    throw error
+                }
             }
+            let tokens = try TokenSet.parse(
+                response: response, body: body, requestedScopes: authorization.scopes.nilIfEmpty, sentAt: sentAt,
+                receivedAt: receivedAt, quirks: configuration.quirks)
+            try checkBinding(of: tokens, statusCode: response.status.code)
+            return .tokens(tokens)
         }
-        let tokens = try TokenSet.parse(
-            response: response, body: body, requestedScopes: authorization.scopes.nilIfEmpty, sentAt: sentAt,
-            receivedAt: receivedAt, quirks: configuration.quirks)
-        try checkBinding(of: tokens, statusCode: response.status.code)
+        guard case .tokens(let tokens) = attempt else { return attempt }
         try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
         return .tokens(tokens)
     }

@@ -256,16 +256,34 @@ extension OAuth2Error {
         retryAfter: TimeInterval?
     ) -> OAuth2Error {
         let normalized = rawCode.trimmingCharacters(in: .whitespaces)
+        guard Redactor.isValidErrorCode(normalized) else {
+            // Not echoed: it could carry anything, a forged log line included.
+            return OAuth2Error(
+                .invalidResponse, source: .server,
+                message: "The server answered with an error code outside RFC 6749's character set (§5.2).",
+                statusCode: statusCode, retryAfter: retryAfter)
+        }
         let code = serverCodeAliases[normalized.lowercased()] ?? Code(rawValue: normalized)
         return OAuth2Error(
             code,
             source: .server,
             message: description.map { Redactor.sanitizeServerText($0) },
-            uri: uri,
+            uri: uri.map { Redactor.sanitizeServerText($0) },
             statusCode: statusCode,
             retryAfter: retryAfter,
             serverCode: code.rawValue == normalized ? nil : normalized
         )
+    }
+
+    /// This error with every secret of `secrets` replaced by ``Redactor/placeholder`` in
+    /// the text the server supplied (message, URI, server code).
+    func withholding(_ secrets: HeldSecrets) -> OAuth2Error {
+        guard !secrets.isEmpty else { return self }
+        var error = self
+        error.message = message.map(secrets.scrub)
+        error.uri = uri.map(secrets.scrub)
+        error.serverCode = serverCode.map(secrets.scrub)
+        return error
     }
 
     static func client(_ code: Code, _ message: String) -> OAuth2Error {

@@ -172,6 +172,9 @@ enum FormURLEncoding {
         return result
     }
 
+    /// Decodes one form-encoded name or value (`+` is a space); `nil` when malformed.
+    static func decodeComponent(_ text: some StringProtocol) -> String? { unescape(text) }
+
     private static func unescape(_ text: some StringProtocol) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)

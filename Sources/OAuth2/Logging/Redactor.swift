@@ -74,10 +74,86 @@ public enum Redactor {
             .joined(separator: ", ")
     }
 
-    /// Server-supplied text that goes into an error message: control characters removed
-    /// and length bounded, so a hostile server cannot forge log lines.
-    static func sanitizeServerText(_ text: String, limit: Int = 500) -> String {
+    /// Server-supplied text that goes into an error message: control characters (and
+    /// Unicode format characters such as bidirectional overrides) removed and the length
+    /// bounded, so a hostile server can neither forge log lines nor flood them.
+    static func sanitizeServerText(_ text: String, limit: Int = 300) -> String {
         let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }))
         return cleaned.count > limit ? String(cleaned.prefix(limit)) + "…" : cleaned
+    }
+
+    /// `true` when `code` may be an RFC 6749 `error` value: one or more characters of
+    /// %x20-21 / %x23-5B / %x5D-7E (§5.2, Appendix A.7), at most 128 of them.
+    static func isValidErrorCode(_ code: String) -> Bool {
+        let scalars = code.unicodeScalars
+        guard !scalars.isEmpty, scalars.count <= 128 else { return false }
+        return scalars.allSatisfy { (0x20...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" }
+    }
+}
+
+/// The secrets one exchange puts on the wire — the values of every request parameter or
+/// JSON member whose name is not known to be harmless (tokens, codes, verifiers, client
+/// secrets, assertions, passwords), and the credentials of the `Authorization` and `DPoP`
+/// headers — so that a server echoing one back (in `error_description`, `error_uri`, a
+/// challenge) cannot put it in an error message or a log line.
+struct HeldSecrets: Sendable {
+    /// Values shorter than this are not looked for: they would redact ordinary words.
+    static let minimumLength = 6
+
+    /// The values, longest first (so that a secret containing another is replaced whole).
+    private(set) var values: [String]
+
+    /// The given values.
+    init(_ values: some Sequence<String>) {
+        var unique = Set<String>()
+        for value in values where value.count >= Self.minimumLength {
+            unique.insert(value)
+            let encoded = FormURLEncoding.encode(value)
+            if encoded != value { unique.insert(encoded) }
+        }
+        self.values = unique.sorted { $0.count > $1.count }
+    }
+
+    /// The secrets of `request` and its form or JSON `body`.
+    init(request: HTTPRequest, body: Data?) {
+        var found: [String] = []
+        for field in request.headerFields where !Redactor.visibleHeaders.contains(field.name) {
+            found.append(field.value)
+            // `Basic base64(id:secret)`, `Bearer token`, `DPoP token`: the credential alone,
+            // and for Basic the decoded pair and the secret (the client id is no secret).
+            let parts = field.value.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let credential = String(parts[1]).trimmingCharacters(in: .whitespaces)
+            found.append(credential)
+            if parts[0].lowercased() == "basic", let decoded = Data(base64Encoded: credential).flatMap({ String(data: $0, encoding: .utf8) }) {
+                found.append(decoded)
+                if let colon = decoded.firstIndex(of: ":") {
+                    let secret = String(decoded[decoded.index(after: colon)...])
+                    found.append(FormURLEncoding.decodeComponent(secret) ?? secret)
+                }
+            }
+        }
+        if let body, !body.isEmpty {
+            if let members = JSONValue.parseObject(body) {
+                for (name, value) in members where !Redactor.visibleParameters.contains(name) {
+                    if let text = value.stringValue { found.append(text) }
+                }
+            } else if let text = String(data: body, encoding: .utf8), let pairs = FormURLEncoding.decode(text) {
+                for (name, value) in pairs where !Redactor.visibleParameters.contains(name) { found.append(value) }
+            }
+        }
+        self.init(found)
+    }
+
+    /// `true` when there is nothing to withhold.
+    var isEmpty: Bool { values.isEmpty }
+
+    /// `text` with every secret replaced by ``Redactor/placeholder``.
+    func scrub(_ text: String) -> String {
+        var text = text
+        for value in values where text.contains(value) {
+            text = text.replacingOccurrences(of: value, with: Redactor.placeholder)
+        }
+        return text
     }
 }

@@ -99,8 +99,9 @@ public struct ClientRegistrar: Sendable {
             throw OAuth2Error.client(.missingEndpoint, "The server has no registration endpoint.")
         }
         try client.validate()
-        let (response, body) = try await send(.post, endpoint, token: initialAccessToken, json: client.members)
-        return try ClientRegistration.parse(response: response, body: body, endpoint: endpoint, now: now())
+        return try await send(.post, endpoint, token: initialAccessToken, json: client.members) { response, body in
+            try ClientRegistration.parse(response: response, body: body, endpoint: endpoint, now: now())
+        }
     }
 
     // MARK: - RFC 7592
@@ -117,8 +118,9 @@ public struct ClientRegistrar: Sendable {
     ///   when the answer names another `client_id`; as ``register(_:initialAccessToken:)``.
     public func read(_ registration: ClientRegistration) async throws -> ClientRegistration {
         let (uri, token) = try Self.management(registration)
-        let (response, body) = try await send(.get, uri, token: token, json: nil)
-        return try merge(response: response, body: body, into: registration, uri: uri)
+        return try await send(.get, uri, token: token, json: nil) { response, body in
+            try merge(response: response, body: body, into: registration, uri: uri)
+        }
     }
 
     /// Replaces the registration's metadata with `metadata`, in full (RFC 7592 §2.2): a
@@ -134,8 +136,9 @@ public struct ClientRegistrar: Sendable {
         let (uri, token) = try Self.management(registration)
         var members = metadata.members
         members["client_id"] = .string(registration.clientID)
-        let (response, body) = try await send(.put, uri, token: token, json: members)
-        return try merge(response: response, body: body, into: registration, uri: uri)
+        return try await send(.put, uri, token: token, json: members) { response, body in
+            try merge(response: response, body: body, into: registration, uri: uri)
+        }
     }
 
     /// Deletes the registration (RFC 7592 §2.3): the server forgets the client, and its
@@ -145,11 +148,12 @@ public struct ClientRegistrar: Sendable {
     /// - Throws: as ``read(_:)``.
     public func delete(_ registration: ClientRegistration) async throws {
         let (uri, token) = try Self.management(registration)
-        let (response, body) = try await send(.delete, uri, token: token, json: nil)
-        if let error = ClientRegistration.registrationError(
-            in: response, members: JSONValue.parseObject(body), management: true, now: now())
-        {
-            throw error
+        try await send(.delete, uri, token: token, json: nil) { response, body in
+            if let error = ClientRegistration.registrationError(
+                in: response, members: JSONValue.parseObject(body), management: true, now: now())
+            {
+                throw error
+            }
         }
     }
 
@@ -226,7 +230,14 @@ public struct ClientRegistrar: Sendable {
         return fresh
     }
 
-    private func send(_ method: HTTPRequest.Method, _ url: URL, token: String?, json: [String: JSONValue]?) async throws -> (HTTPResponse, Data) {
+    /// Sends a registration request and reads its answer with `read`; an ``OAuth2Error``
+    /// `read` throws leaves with the request's bearer token withheld from the server's text.
+    /// (The metadata in the body is the client's own description, not a secret: a server's
+    /// message about it stays readable.)
+    private func send<Answer>(
+        _ method: HTTPRequest.Method, _ url: URL, token: String?, json: [String: JSONValue]?,
+        read: (HTTPResponse, Data) throws -> Answer
+    ) async throws -> Answer {
         try EndpointPolicy.validate(url, name: "registration endpoint")
         var request = try HTTPRequest.make(method: method, url: url)
         var body: Data?
@@ -241,6 +252,11 @@ public struct ClientRegistrar: Sendable {
             request.headerFields[.contentType] = "application/json"
         }
         if let token { request.headerFields[.authorization] = "Bearer " + token }
-        return try await pipeline.send(request, body: body, kind: .registration)
+        let (response, responseBody) = try await pipeline.send(request, body: body, kind: .registration)
+        do {
+            return try read(response, responseBody)
+        } catch let error as OAuth2Error {
+            throw error.withholding(HeldSecrets(request: request, body: nil))
+        }
     }
 }

@@ -73,7 +73,7 @@ extension Session {
             error.code = .invalidToken
             error.message = "The resource server refused a renewed access token too."
         }
-        throw error
+        throw error.withholding(HeldSecrets([tokens.accessToken, renewed.accessToken]))
     }
 
     /// Whether `response` says the access token was refused, in a way a new token can fix.

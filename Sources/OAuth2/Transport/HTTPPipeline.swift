@@ -83,8 +83,13 @@ struct HTTPPipeline: Sendable {
             }
             metadata["oauth2.requestHeaders"] = "\(Redactor.headers(request.headerFields))"
             if let members = ResponseParsing.members(of: responseBody, contentType: response.headerFields[.contentType]) {
+                // A visible member (`error_description`…) may echo a secret the request carried.
+                let secrets = HeldSecrets(request: request, body: body)
                 metadata["oauth2.response"] =
-                    "\(members.keys.sorted().map { "\($0)=\(Redactor.value(members[$0]?.stringValue ?? "…", forParameter: $0))" }.joined(separator: "&"))"
+                    "\(members.keys.sorted().map { "\($0)=\(secrets.scrub(Redactor.value(members[$0]?.stringValue ?? "…", forParameter: $0)))" }.joined(separator: "&"))"
+            }
+            if let challenge = response.headerFields[.wwwAuthenticate] {
+                metadata["oauth2.challenge"] = "\(HeldSecrets(request: request, body: body).scrub(Redactor.sanitizeServerText(challenge)))"
             }
         }
         logger.debug("\(request.method) \(request.url.map(Redactor.url) ?? Redactor.placeholder) → \(response.status.code)", metadata: metadata)
