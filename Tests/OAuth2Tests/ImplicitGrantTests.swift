@@ -208,7 +208,7 @@ import Testing
     }
 
     @Test @available(*, deprecated) func aSessionOfImplicitTokensAsksForSignInWhenTheyExpire() async throws {
-        let clock = Clock()
+        let clock = ManualDate()
         let client = try Self.client(now: { clock.now })
         let request = try Self.request(client, .token)
         let url = Self.callback([("access_token", "at-1"), ("token_type", "Bearer"), ("expires_in", "600"), ("state", request.state)])
@@ -220,12 +220,5 @@ import Testing
         let error = await Self.code { _ = try await session.freshAccessToken() }
         #expect(error?.code == .signInRequired)
         #expect(error?.requiresReauthorization == true)
-    }
-
-    final class Clock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = Date()
-        var now: Date { lock.withLock { value } }
-        func advance(by seconds: TimeInterval) { lock.withLock { value = value.addingTimeInterval(seconds) } }
     }
 }

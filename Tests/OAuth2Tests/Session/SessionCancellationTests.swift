@@ -16,9 +16,9 @@ final class Gate: @unchecked Sendable {
 
     func release() { lock.withLock { open = true } }
 
-    /// Waits until `count` requests wait at the gate (at most two seconds).
+    /// Waits until `count` requests wait at the gate (a 30 s watchdog).
     func waitForArrivals(_ count: Int = 1) async {
-        for _ in 0..<1000 where lock.withLock({ arrived }) < count { try? await Task.sleep(for: .milliseconds(2)) }
+        for _ in 0..<15000 where lock.withLock({ arrived }) < count { try? await Task.sleep(for: .milliseconds(2)) }
     }
 }
 

@@ -8,7 +8,9 @@ import Testing
         let provider = ScriptedProvider()
         provider.onToken { _, _ in response(503, "", contentType: nil, headers: [.retryAfter: "30"]) }
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        // The wall clock moves only when the test says: how long the machine takes is beside the point.
+        let clock = ManualDate()
+        let session = try await Session(client: try provider.client(now: { clock.now }), tokens: expiredTokens(), store: store)
         do {
             _ = try await session.freshAccessToken()
             Issue.record("a 503 produced a token")
@@ -19,15 +21,20 @@ import Testing
         }
         #expect(session.tokens == expiredTokens().withTimes(of: session.tokens))
         #expect(await store.load(session.key)?.tokens.refreshToken == "rt-0")
-        // Within Retry-After the server is not asked again.
+        // Within Retry-After the server is not asked again, and the error says how long is left.
+        clock.advance(by: 10)
         do {
             _ = try await session.freshAccessToken()
             Issue.record("a renewal during Retry-After produced a token")
         } catch let error as OAuth2Error {
             #expect(error.isTransient)
-            #expect((error.retryAfter ?? 0) > 25 && (error.retryAfter ?? 0) <= 30)
+            #expect(error.retryAfter == 20)
         }
         #expect(provider.tokenRequestCount == 1)
+        // Once it has passed, the server is asked again.
+        clock.advance(by: 21)
+        await #expect(throws: OAuth2Error.self) { try await session.freshAccessToken() }
+        #expect(provider.tokenRequestCount == 2)
     }
 
     @Test func aTransientFailureBeforeExpiryReturnsTheTokenStillValid() async throws {

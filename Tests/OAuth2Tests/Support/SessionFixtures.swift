@@ -169,9 +169,9 @@ final class EventRecorder: @unchecked Sendable {
         }
     }
 
-    /// Waits until `count` events have arrived (at most two seconds).
+    /// Waits until `count` events have arrived (a watchdog of 30 s: returns as soon as they have).
     func wait(for count: Int) async {
-        for _ in 0..<200 where events.count < count { try? await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<3000 where events.count < count { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
     deinit { task?.cancel() }
