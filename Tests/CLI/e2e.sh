@@ -18,6 +18,12 @@ DOT=${OAUTH2_TEST_DOT_ISSUER:-http://127.0.0.1:8000/o}
 DOT_URL=${OAUTH2_TEST_DOT_URL:-http://127.0.0.1:8000}
 REDIRECT=${OAUTH2_TEST_REDIRECT_URI:-http://127.0.0.1:9999/callback}
 failures=0 passed=0
+# Secrets reach the tool as README teaches: from files, pipes or stdin, never the command line
+# (but where a check is about that form).
+umask 077
+printf '%s\n' not-the-secret >"$WORK/wrong-credential"
+printf '%s\n' "${OAUTH2_TEST_DOT_CC_SECRET:-cc-secret}" >"$WORK/cc-credential"
+printf '%s\n' "${OAUTH2_TEST_DOT_PW_SECRET:-pw-secret}" >"$WORK/pw-credential"
 
 # check SERVER NAME EXPECTED-RC COMMAND...: runs COMMAND (stdout to $WORK/out, stderr to
 # $WORK/err) and expects its exit code.
@@ -81,9 +87,18 @@ echo "== Glewlwyd"
 # one, whose secret the profile keeps in the token store (never in the profile file).
 journey glewlwyd "$GLEWLWYD" "${OAUTH2_TEST_GLEWLWYD_CONF_ID:-code-conf}" "$HERE/browser-glewlwyd.sh" \
   "${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}/api/oidc/userinfo" \
-  --client-secret "${OAUTH2_TEST_GLEWLWYD_CONF_SECRET:-code-conf-secret}"
-check glewlwyd "decode (Glewlwyd's access tokens are JWTs)" 0 "$BIN" decode "$("$BIN" --profile glewlwyd token)"
+  --client-secret-file <(printf '%s\n' "${OAUTH2_TEST_GLEWLWYD_CONF_SECRET:-code-conf-secret}")
+expect "a secret read from a pipe is kept in the store, not as the pipe's path" \
+  sh -c "! grep -q '/dev/fd' '$OAUTH2_CONFIG_DIR/profiles/glewlwyd.json'"
+check glewlwyd "decode - (the JWT from stdin)" 0 sh -c "\"$BIN\" --profile glewlwyd token | \"$BIN\" decode -"
 expect "decode prints header, claims, verified false" sh -c "grep -q '\"verified\" : false' '$WORK/out' && grep -q '\"claims\"' '$WORK/out'"
+expect "decode - printed no warning" test ! -s "$WORK/err"
+"$BIN" --profile glewlwyd token >"$WORK/jwt"
+check glewlwyd "decode --file" 0 "$BIN" decode --file "$WORK/jwt"
+expect "decode --file prints the claims" grep -q '"claims"' "$WORK/out"
+check glewlwyd "decode TOKEN (on the command line: still works)" 0 "$BIN" decode "$(cat "$WORK/jwt")"
+expect "decode TOKEN warned in one line on stderr" sh -c "test \"\$(grep -c 'warning: decode TOKEN on the command line' '$WORK/err')\" = 1 && test \"\$(wc -l <'$WORK/err')\" = 1"
+expect "the warning does not show the token" sh -c "! grep -qF -- \"\$(cat '$WORK/jwt')\" '$WORK/err'"
 check glewlwyd "revoke" 0 "$BIN" --profile glewlwyd revoke
 check glewlwyd "token after revoke: sign in again" 5 "$BIN" --profile glewlwyd token
 
@@ -159,18 +174,26 @@ check dot "token after the device flow" 0 "$BIN" --profile dot-device token
 
 echo "== exit codes"
 check glewlwyd "refused login: wrong client secret (1)" 1 env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" --profile wrong login \
-  --store memory --issuer "$GLEWLWYD" --client-id "${OAUTH2_TEST_GLEWLWYD_CONF_ID:-code-conf}" --client-secret not-the-secret \
+  --store memory --issuer "$GLEWLWYD" --client-id "${OAUTH2_TEST_GLEWLWYD_CONF_ID:-code-conf}" --client-secret-file "$WORK/wrong-credential" \
   --redirect-uri "$REDIRECT" --scope "openid read" --timeout 60
-check dot "refused machine token: wrong client secret (1)" 1 "$BIN" --profile wrong-cc --store memory token \
-  --grant client_credentials --issuer "$DOT" --client-id "${OAUTH2_TEST_DOT_CC_ID:-cc}" --client-secret not-the-secret
+check dot "refused machine token: wrong client secret from stdin (1)" 1 sh -c "\"$BIN\" --profile wrong-cc --store memory token \
+  --grant client_credentials --issuer '$DOT' --client-id '${OAUTH2_TEST_DOT_CC_ID:-cc}' --client-secret-stdin <'$WORK/wrong-credential'"
+expect "the refused secret is not echoed" sh -c "! grep -q 'not-the-secret' '$WORK/err' '$WORK/out'"
 check dot "cancelled login: the sign-in wait ran out (4)" 4 env BROWSER=true "$BIN" --profile slow login --store memory \
   --issuer "$DOT" --client-id "${OAUTH2_TEST_DOT_PUBLIC_ID:-code-public}" --redirect-uri "$REDIRECT" --timeout 2
 check dot "network failure: nothing listens at the issuer (3)" 3 "$BIN" --profile down --store memory token \
-  --grant client_credentials --issuer http://127.0.0.1:1/o --client-id cc --client-secret s
+  --grant client_credentials --issuer http://127.0.0.1:1/o --client-id cc --client-secret-file "$WORK/wrong-credential"
 check dot "usage error (2)" 2 "$BIN" token --no-such-option
 check dot "no stored sign-in (5)" 5 "$BIN" --profile never-signed-in token
-check dot "machine profile: client credentials" 0 "$BIN" --profile machine --store file token --grant client_credentials \
+check dot "machine profile: client credentials, secret from a file" 0 "$BIN" --profile machine --store file token --grant client_credentials \
+  --issuer "$DOT" --client-id "${OAUTH2_TEST_DOT_CC_ID:-cc}" --client-secret-file "$WORK/cc-credential" --scope read
+expect "no warning for a secret from a file" test ! -s "$WORK/err"
+expect "the profile remembers the file's path, not the secret" sh -c "grep -qF '$WORK/cc-credential' '$OAUTH2_CONFIG_DIR/profiles/machine.json'"
+check dot "--client-secret on the command line still works" 0 "$BIN" --profile machine-argv --store memory token --grant client_credentials \
   --issuer "$DOT" --client-id "${OAUTH2_TEST_DOT_CC_ID:-cc}" --client-secret "${OAUTH2_TEST_DOT_CC_SECRET:-cc-secret}" --scope read
+expect "... with a one-line warning on stderr, without the secret" sh -c "test \"\$(wc -l <'$WORK/err')\" = 1 && grep -q 'warning: --client-secret on the command line' '$WORK/err' && ! grep -qF -- '${OAUTH2_TEST_DOT_CC_SECRET:-cc-secret}' '$WORK/err'"
+check dot "two secret forms at once: usage error (2)" 2 "$BIN" --profile x --store memory token --grant client_credentials \
+  --issuer "$DOT" --client-id cc --client-secret-file "$WORK/cc-credential" --client-secret-stdin
 check dot "machine profile: later calls need no secret on the command line" 0 "$BIN" --profile machine token --force-refresh
 check dot "machine profile: a valid token is answered from the store" 0 "$BIN" -vv --profile machine token
 expect "... with no request at all (discovery is cached on disk, the token is valid)" sh -c "! grep -q '$DOT_URL' '$WORK/err'"
@@ -179,7 +202,7 @@ check dot "request: a final 4xx exits 1" 1 "$BIN" --profile machine request "$DO
 expect "the final status went to stderr" grep -q "HTTP 404" "$WORK/err"
 printf '%s\n' "${OAUTH2_TEST_PASSWORD:-alice-pw}" >"$WORK/pw"
 check dot "machine profile: password grant, password from stdin" 0 sh -c "\"$BIN\" --profile pw --store file token --grant password \
-  --issuer '$DOT' --client-id '${OAUTH2_TEST_DOT_PW_ID:-pw}' --client-secret '${OAUTH2_TEST_DOT_PW_SECRET:-pw-secret}' \
+  --issuer '$DOT' --client-id '${OAUTH2_TEST_DOT_PW_ID:-pw}' --client-secret-file '$WORK/pw-credential' \
   --username '${OAUTH2_TEST_USER:-alice}' --password-stdin --scope read <'$WORK/pw'"
 expect "the password is not in the profile" sh -c "! grep -rq '${OAUTH2_TEST_PASSWORD:-alice-pw}' '$OAUTH2_CONFIG_DIR/profiles'"
 expect "no client secret is in a profile file" sh -c "! grep -rq 'secret' '$OAUTH2_CONFIG_DIR/profiles'"
@@ -193,6 +216,7 @@ G_PAR=${OAUTH2_TEST_GLEWLWYD_PAR_ISSUER:-$G_URL/api/oidc-par}
 CONF_ID=${OAUTH2_TEST_GLEWLWYD_CONF_ID:-code-conf} CONF_SECRET=${OAUTH2_TEST_GLEWLWYD_CONF_SECRET:-code-conf-secret}
 JWT_SECRET_ID=${OAUTH2_TEST_GLEWLWYD_JWT_SECRET_ID:-jwt-secret}
 JWT_SECRET_SECRET=${OAUTH2_TEST_GLEWLWYD_JWT_SECRET_SECRET:-jwt-secret-0123456789abcdef0123456789abcdef}
+printf '%s\n' "$CONF_SECRET" >"$WORK/conf-credential"; printf '%s\n' "$JWT_SECRET_SECRET" >"$WORK/jwt-credential"
 JWT_KEY_ID=${OAUTH2_TEST_GLEWLWYD_JWT_KEY_ID:-jwt-key}
 KEYS=$HERE/../Fixtures/glewlwyd
 # glogin PROFILE ISSUER ARGS...: an authorization-code login through the Glewlwyd "browser".
@@ -207,13 +231,13 @@ jkt() { jq -r '.claims.cnf.jkt // empty' "$WORK/out"; }
 
 # DPoP: a key made at login, kept with the tokens; each later command is a new process that
 # reads it back from the store and sends proofs with it.
-check glewlwyd "login --dpop" 0 glogin dpop "$GLEWLWYD" --client-id "$CONF_ID" --client-secret "$CONF_SECRET" --dpop
+check glewlwyd "login --dpop" 0 glogin dpop "$GLEWLWYD" --client-id "$CONF_ID" --client-secret-file "$WORK/conf-credential" --dpop
 expect "the authorization request carried dpop_jkt" grep -q "dpop_jkt=" "$WORK/err"
 expect "the profile says DPoP ES256 and holds no key" sh -c "grep -q '\"dpop\" : \"ES256\"' '$OAUTH2_CONFIG_DIR/profiles/dpop.json' \
   && ! grep -q '\"d\"' '$OAUTH2_CONFIG_DIR/profiles/dpop.json'"
 check glewlwyd "token (DPoP profile)" 0 "$BIN" --profile dpop token
 dpop_at=$(out)
-check glewlwyd "decode of a DPoP-bound token shows cnf" 0 "$BIN" decode "$dpop_at"
+check glewlwyd "decode of a DPoP-bound token shows cnf" 0 "$BIN" decode --file <(printf %s "$dpop_at")
 dpop_jkt=$(jkt)
 expect "cnf.jkt is there" test -n "$dpop_jkt"
 check glewlwyd "status shows the stored DPoP key's thumbprint" 0 "$BIN" --profile dpop status --json
@@ -226,7 +250,7 @@ check glewlwyd "the same token as Bearer (curl) is refused" 0 sh -c \
   "test \"\$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer $dpop_at' '$G_URL/api/oidc/userinfo')\" = 401"
 check glewlwyd "token --force-refresh (DPoP: the refresh is proven with the stored key)" 0 "$BIN" --profile dpop token --force-refresh
 expect "a new token" test "$(out)" != "$dpop_at"
-"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null
+out >"$WORK/jwt"; "$BIN" decode --file "$WORK/jwt" >"$WORK/out" 2>/dev/null
 expect "the refreshed token is bound to the same key" test "$(jkt)" = "$dpop_jkt"
 check glewlwyd "introspect (DPoP profile)" 0 "$BIN" --profile dpop introspect
 expect "introspect says active" grep -q '"active" : true' "$WORK/out"
@@ -237,9 +261,9 @@ check glewlwyd "token after revoke: sign in again" 5 "$BIN" --profile dpop token
 # process starts without a nonce, is refused with use_dpop_nonce and sends the proof again.
 printf '%s\n' "${OAUTH2_TEST_PASSWORD:-alice-pw}" >"$WORK/gpw"
 check glewlwyd "DPoP nonce: password grant with --dpop EdDSA" 0 sh -c "\"$BIN\" --profile nonce --store file token --grant password \
-  --issuer '$G_NONCE' --client-id '$CONF_ID' --client-secret '$CONF_SECRET' --username '${OAUTH2_TEST_USER:-alice}' \
+  --issuer '$G_NONCE' --client-id '$CONF_ID' --client-secret-file '$WORK/conf-credential' --username '${OAUTH2_TEST_USER:-alice}' \
   --password-stdin --scope 'openid read' --dpop EdDSA <'$WORK/gpw'"
-"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null
+out >"$WORK/jwt"; "$BIN" decode --file "$WORK/jwt" >"$WORK/out" 2>/dev/null
 expect "bound to an Ed25519 key" sh -c "test -n \"\$(jq -r '.claims.cnf.jkt // empty' '$WORK/out')\" \
   && grep -q '\"dpop\" : \"EdDSA\"' '$OAUTH2_CONFIG_DIR/profiles/nonce.json'"
 check glewlwyd "DPoP nonce: token --force-refresh in a new process" 0 "$BIN" --profile nonce -v token --force-refresh
@@ -252,19 +276,19 @@ expect "UserInfo refused the nonce-less proof (401), then answered (200)" \
 check glewlwyd "DPoP nonce: request in a new process" 0 "$BIN" --profile nonce request "$G_NONCE/userinfo"
 
 # PAR: pushed on request (--par) and, unasked, where the server requires it.
-check glewlwyd "login --par" 0 glogin par "$GLEWLWYD" --client-id "$CONF_ID" --client-secret "$CONF_SECRET" --par
+check glewlwyd "login --par" 0 glogin par "$GLEWLWYD" --client-id "$CONF_ID" --client-secret-file "$WORK/conf-credential" --par
 expect "the browser got only client_id and request_uri" sh -c "grep -q 'request_uri=urn' '$WORK/err' && ! grep -q 'code_challenge=' '$WORK/err'"
 expect "the profile says PAR" grep -q '"par" : "true"' "$OAUTH2_CONFIG_DIR/profiles/par.json"
 check glewlwyd "userinfo after login --par" 0 "$BIN" --profile par userinfo
 check glewlwyd "login against the server that requires PAR (no --par)" 0 glogin par-required "$G_PAR" --client-id "$CONF_ID" \
-  --client-secret "$CONF_SECRET" --dpop
+  --client-secret-file "$WORK/conf-credential" --dpop
 expect "the request was pushed" sh -c "grep -q 'request_uri=urn' '$WORK/err' && ! grep -q 'code_challenge=' '$WORK/err'"
 check glewlwyd "userinfo on the PAR-requiring instance (DPoP too)" 0 "$BIN" --profile par-required userinfo
 
 # JWT client authentication (RFC 7523): Glewlwyd wants each assertion's aud to be the URL
 # of the endpoint it goes to (--assertion-audience endpoint) and refuses the issuer.
 check glewlwyd "client_secret_jwt: machine token" 0 "$BIN" --profile jwt-secret --store file token --grant client_credentials \
-  --issuer "$GLEWLWYD" --client-id "$JWT_SECRET_ID" --client-secret "$JWT_SECRET_SECRET" --auth-method client_secret_jwt \
+  --issuer "$GLEWLWYD" --client-id "$JWT_SECRET_ID" --client-secret-file "$WORK/jwt-credential" --auth-method client_secret_jwt \
   --assertion-audience endpoint --scope read
 check glewlwyd "client_secret_jwt: introspect" 0 "$BIN" --profile jwt-secret introspect
 expect "introspect says active" grep -q '"active" : true' "$WORK/out"
@@ -272,7 +296,7 @@ check glewlwyd "client_secret_jwt: revoke the access token" 0 "$BIN" --profile j
 check glewlwyd "client_secret_jwt: introspect after revoke" 0 "$BIN" --profile jwt-secret introspect
 expect "introspect says inactive" grep -q '"active" : false' "$WORK/out"
 check glewlwyd "client_secret_jwt: a wrong secret is refused (1)" 1 "$BIN" --profile jwt-wrong --store memory token \
-  --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_SECRET_ID" --client-secret not-the-secret-0123456789abcdef0123 \
+  --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_SECRET_ID" --client-secret-file <(echo not-the-secret-0123456789abcdef0123) \
   --auth-method client_secret_jwt --assertion-audience endpoint --scope read
 check glewlwyd "private_key_jwt (EC JWK file): machine token" 0 "$BIN" --profile jwt-key --store file token --grant client_credentials \
   --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --auth-method private_key_jwt --private-key "$KEYS/jwt-client-ec.jwk.json" \
@@ -286,10 +310,10 @@ check glewlwyd "private_key_jwt: revoke" 0 "$BIN" --profile jwt-key revoke --tok
 check glewlwyd "private_key_jwt + --dpop PS256: machine token" 0 "$BIN" --profile jwt-dpop --store file token --grant client_credentials \
   --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$KEYS/jwt-client-ec.jwk.json" --assertion-audience endpoint \
   --scope read --dpop PS256
-"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null; cc_jkt=$(jkt)
+out >"$WORK/jwt"; "$BIN" decode --file "$WORK/jwt" >"$WORK/out" 2>/dev/null; cc_jkt=$(jkt)
 expect "the machine token is DPoP-bound" test -n "$cc_jkt"
 check glewlwyd "private_key_jwt + DPoP: a new client_credentials token in a new process" 0 "$BIN" --profile jwt-dpop token --force-refresh
-"$BIN" decode "$(out)" >"$WORK/out" 2>/dev/null
+out >"$WORK/jwt"; "$BIN" decode --file "$WORK/jwt" >"$WORK/out" 2>/dev/null
 expect "bound to the same (stored) key" test "$(jkt)" = "$cc_jkt"
 check glewlwyd "private_key_jwt (RSA PEM, --key-id): machine token" 0 "$BIN" --profile jwt-rsa --store memory token \
   --grant client_credentials --issuer "$GLEWLWYD" --client-id "$JWT_KEY_ID" --private-key "$KEYS/jwt-client-rsa.pem" --key-id rsa-1 \
@@ -317,13 +341,14 @@ check glewlwyd "usage: an unreadable private key file (2)" 2 "$BIN" --profile x 
 echo "== authgent-server (token exchange, JWT bearer)"
 AUTHGENT=${OAUTH2_TEST_AUTHGENT_ISSUER:-http://127.0.0.1:8400}
 AG_ID=${OAUTH2_TEST_AUTHGENT_CLIENT_ID:-} AG_SECRET=${OAUTH2_TEST_AUTHGENT_CLIENT_SECRET:-}
+printf '%s\n' "$AG_SECRET" >"$WORK/ag-credential"
 check authgent "machine profile for token exchange: client credentials" 0 "$BIN" --profile ag --store file token \
-  --grant client_credentials --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret "$AG_SECRET"
+  --grant client_credentials --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret-file "$WORK/ag-credential"
 subject=$(out)
 check authgent "exchange: the profile's access token is the subject" 0 "$BIN" --profile ag exchange --audience https://backend.example.test
 exchanged=$(out)
 expect "exchange printed one new token" test "$(out | wc -l)" = 1 -a -n "$exchanged" -a "$exchanged" != "$subject"
-check authgent "decode the exchanged token" 0 "$BIN" decode "$exchanged"
+check authgent "decode the exchanged token" 0 "$BIN" decode --file <(printf %s "$exchanged")
 expect "its aud is the audience asked for" grep -q '"aud" : "https://backend.example.test"' "$WORK/out"
 check authgent "exchange: nothing is stored, the profile keeps its token" 0 "$BIN" --profile ag token
 expect "token is still the profile's own" test "$(out)" = "$subject"
@@ -334,18 +359,18 @@ expect "--json shows issued_token_type jwt and token_type N_A" sh -c \
   "grep -q '\"issued_token_type\" : \"urn:ietf:params:oauth:token-type:jwt\"' '$WORK/out' && grep -q '\"token_type\" : \"N_A\"' '$WORK/out'"
 python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["access_token"])' "$WORK/out" >"$WORK/assertion" 2>/dev/null || : >"$WORK/assertion"
 check authgent "token --grant jwt-bearer --assertion FILE (the JWT just issued)" 0 "$BIN" --profile ag-jwt --store file token \
-  --grant jwt-bearer --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret "$AG_SECRET" --assertion "$WORK/assertion"
+  --grant jwt-bearer --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret-file "$WORK/ag-credential" --assertion "$WORK/assertion"
 check authgent "jwt-bearer: a replayed assertion is refused (1)" 1 sh -c "\"$BIN\" --profile ag-jwt2 --store memory token \
-  --grant jwt-bearer --issuer '$AUTHGENT' --client-id '$AG_ID' --client-secret '$AG_SECRET' --assertion - <'$WORK/assertion'"
+  --grant jwt-bearer --issuer '$AUTHGENT' --client-id '$AG_ID' --client-secret-file '$WORK/ag-credential' --assertion - <'$WORK/assertion'"
 expect "the refusal says invalid_grant" grep -q "invalid_grant" "$WORK/err"
 check authgent "token --grant jwt-bearer --assertion-key (an assertion signed here)" 0 "$BIN" --profile ag-signed --store memory token \
-  --grant jwt-bearer --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret "$AG_SECRET" \
+  --grant jwt-bearer --issuer "$AUTHGENT" --client-id "$AG_ID" --client-secret-file "$WORK/ag-credential" \
   --assertion-key "${OAUTH2_TEST_AUTHGENT_ASSERTION_KEY:-}" --assertion-key-id "${OAUTH2_TEST_AUTHGENT_ASSERTION_KID:-oauth2-test-assertion}" \
   --assertion-issuer "$AUTHGENT" --assertion-subject user:alice
 signed=$(out)
-check authgent "decode the jwt-bearer token" 0 "$BIN" decode "$signed"
+check authgent "decode the jwt-bearer token" 0 "$BIN" decode --file <(printf %s "$signed")
 expect "its sub is the assertion's" grep -q '"sub" : "user:alice"' "$WORK/out"
-check authgent "exchange: a bad subject token is refused (1)" 1 "$BIN" --profile ag exchange --subject-token not-a-token --audience x
+check authgent "exchange: a bad subject token from a file is refused (1)" 1 "$BIN" --profile ag exchange --subject-token-file <(echo not-a-token) --audience x
 expect "the refusal says invalid_grant, without the token" sh -c "grep -q invalid_grant '$WORK/err' && ! grep -q not-a-token '$WORK/err'"
 check authgent "exchange: --actor-token without its type is a usage error (2)" 2 "$BIN" --profile ag exchange --actor-token t
 check authgent "exchange: an unknown short type is a usage error (2)" 2 "$BIN" --profile ag exchange --subject-token t --subject-token-type 'no such'
@@ -378,7 +403,7 @@ expect "--show prints no secret" sh -c "! grep -qF -- '$reg_secret' '$WORK/out'"
 # the scope (invalid_scope), an unknown one is refused itself (invalid_client).
 check glewlwyd "the registered client authenticates at the token endpoint (1: only the scope refused)" 1 "$BIN" \
   --profile reg-known --store memory token --grant client_credentials --issuer "$GLEWLWYD" --client-id "$reg_id" \
-  --client-secret "$reg_secret" --scope read
+  --client-secret-file <(printf %s "$reg_secret") --scope read
 expect "refused the scope, not the client" grep -q "invalid_scope" "$WORK/err"
 check glewlwyd "register --delete" 0 "$BIN" --profile reg register --delete
 expect "the profile is gone" test ! -e "$OAUTH2_CONFIG_DIR/profiles/reg.json"
