@@ -51,18 +51,11 @@ struct Context {
 
     /// The client secret: from the profile's secret file, else from the store.
     func clientSecret(for profile: Profile, store: any TokenStore) async throws -> String? {
-        if let file = profile.clientSecretFile { return try Self.readSecret(file: file) }
+        if let file = profile.clientSecretFile { return try SecretInput.read(file: file, what: "The client secret file") }
         if let secret = try await store.load(sessionKey(for: profile))?.clientSecret { return secret }
         // A client made by `oauth2 register`: its secret is kept with its registration.
         guard let issuer = profile.issuer else { return nil }
         return try await store.loadRegistration(issuer: issuer, clientID: profile.clientID)?.clientSecret
-    }
-
-    static func readSecret(file: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw CLIError.usage("The client secret file \(file) cannot be read.")
-        }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A client for the profile's server.

@@ -7,23 +7,28 @@ struct ExchangeCommand: AsyncParsableCommand {
         commandName: "exchange",
         abstract: "Exchange a token for another (RFC 8693 token exchange) and print the issued token.",
         discussion: """
-            The profile's client makes the request. The subject is --subject-token (\"-\" reads it from stdin), \
+            The profile's client makes the request. The subject is --subject-token-file, or --subject-token (\"-\" reads it from stdin), \
             or, without it, the profile's current access token (refreshed first when needed). Token types take \
             a URI or a short name: access_token, refresh_token, id_token, jwt, saml1, saml2 (or another name \
             after urn:ietf:params:oauth:token-type:).
             Prints the issued token; with --json, the issued token type, token type, expiry and scopes too. \
             Nothing is stored: the issued token is for another audience, and the profile keeps its own tokens.
               oauth2 exchange --audience https://backend.example.com
-              printf %s "$TOKEN" | oauth2 exchange --subject-token - --subject-token-type jwt --requested-token-type access_token
+              oauth2 exchange --subject-token-file token.jwt --subject-token-type jwt --requested-token-type access_token
+              printf %s "$TOKEN" | oauth2 exchange --subject-token - --subject-token-type jwt
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("subject-token"), help: "The subject token, or - to read it from stdin (default: the profile's access token).")
+    @Option(name: .customLong("subject-token"), help: "The subject token, or - to read it from stdin (default: the profile's access token). Prefer - or --subject-token-file: a token on the command line shows in ps and shell history.")
     var subjectToken: String?
+    @Option(name: .customLong("subject-token-file"), help: ArgumentHelp("A file holding the subject token (any readable path, a pipe included).", valueName: "file"))
+    var subjectTokenFile: String?
     @Option(name: .customLong("subject-token-type"), help: "The subject token's type (default: access_token).")
     var subjectTokenType: String?
-    @Option(name: .customLong("actor-token"), help: "An actor token (delegation), or - to read it from stdin.")
+    @Option(name: .customLong("actor-token"), help: "An actor token (delegation), or - to read it from stdin. Prefer - or --actor-token-file.")
     var actorToken: String?
+    @Option(name: .customLong("actor-token-file"), help: ArgumentHelp("A file holding the actor token (any readable path, a pipe included).", valueName: "file"))
+    var actorTokenFile: String?
     @Option(name: .customLong("actor-token-type"), help: "The actor token's type (required with --actor-token).")
     var actorTokenType: String?
     @Option(help: "A logical name of the target service (repeatable).") var audience: [String] = []
@@ -33,10 +38,12 @@ struct ExchangeCommand: AsyncParsableCommand {
 
     func validate() throws {
         if subjectToken == "-", actorToken == "-" { throw ValidationError("Only one of --subject-token and --actor-token can read stdin.") }
-        if (actorToken == nil) != (actorTokenType == nil) {
-            throw ValidationError("--actor-token and --actor-token-type go together.")
+        if subjectToken != nil, subjectTokenFile != nil { throw ValidationError("Give --subject-token or --subject-token-file, not both.") }
+        if actorToken != nil, actorTokenFile != nil { throw ValidationError("Give --actor-token or --actor-token-file, not both.") }
+        if (actorToken == nil && actorTokenFile == nil) != (actorTokenType == nil) {
+            throw ValidationError("--actor-token (or --actor-token-file) and --actor-token-type go together.")
         }
-        if subjectToken == nil, subjectTokenType != nil, Self.type(subjectTokenType!) != .accessToken {
+        if subjectToken == nil, subjectTokenFile == nil, subjectTokenType != nil, Self.type(subjectTokenType!) != .accessToken {
             throw ValidationError("Without --subject-token the subject is the profile's access token: --subject-token-type must be access_token.")
         }
         for (name, value) in [("--subject-token-type", subjectTokenType), ("--actor-token-type", actorTokenType), ("--requested-token-type", requestedTokenType)] {
@@ -55,12 +62,14 @@ struct ExchangeCommand: AsyncParsableCommand {
     func run() async throws {
         let (_, session) = try await Context(global).session()
         let subject: TokenExchangeRequest.Token
-        if let subjectToken {
-            subject = .init(try Self.read(subjectToken, "--subject-token"), type: Self.type(subjectTokenType ?? "access_token")!)
+        if let given = try Self.token(subjectToken, file: subjectTokenFile, option: "--subject-token") {
+            subject = .init(given, type: Self.type(subjectTokenType ?? "access_token")!)
         } else {
             subject = .init(try await session.freshAccessToken(), type: .accessToken)
         }
-        let actor = try actorToken.map { TokenExchangeRequest.Token(try Self.read($0, "--actor-token"), type: Self.type(actorTokenType!)!) }
+        let actor = try Self.token(actorToken, file: actorTokenFile, option: "--actor-token").map {
+            TokenExchangeRequest.Token($0, type: Self.type(actorTokenType!)!)
+        }
         let request = TokenExchangeRequest(
             subject: subject, actor: actor, resources: resource.compactMap(URL.init(string:)), audiences: audience,
             scopes: scope.map { $0.split(separator: " ").map(String.init) } ?? [],
@@ -83,12 +92,9 @@ struct ExchangeCommand: AsyncParsableCommand {
         Output.json(.object(object))
     }
 
-    /// A token from its option: the value, or one line of stdin for `-`.
-    static func read(_ value: String, _ option: String) throws -> String {
-        guard value == "-" else { return value }
-        let data = FileHandle.standardInput.readDataToEndOfFile()
-        let text = String(decoding: data.prefix(1 << 20), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { throw CLIError.usage("\(option) - read nothing from stdin.") }
-        return text
+    /// A token from its options: the file's, stdin's for `-`, or the value itself (warned).
+    static func token(_ value: String?, file: String?, option: String) throws -> String? {
+        if let file { return try SecretInput.read(file: file, what: "The \(option)-file") }
+        return try value.map { try SecretInput.value($0, option: option, instead: "\(option) - or \(option)-file FILE") }
     }
 }

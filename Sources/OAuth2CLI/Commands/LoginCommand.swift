@@ -22,8 +22,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: "The issuer (discovery).") var issuer: String?
     @Option(help: "A provider preset instead of --issuer: github, google, gitlab, facebook, reddit, linkedin.") var provider: String?
     @Option(name: .customLong("client-id"), help: "The client id (default: the profile's; none: register one).") var clientID: String?
-    @Option(name: .customLong("client-secret")) var clientSecret: String?
-    @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
+    @OptionGroup var clientSecret: ClientSecretOptions
     @OptionGroup var auth: ClientAuthOptions
     @Option(help: "Space-separated scopes (default: the profile's, else openid profile).") var scope: String?
     @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
@@ -47,15 +46,14 @@ struct LoginCommand: AsyncParsableCommand {
         guard issuer != nil || tokenEndpoint != nil || provider != nil || clientID == nil else {
             throw ValidationError("login needs --issuer, --provider, or --token-endpoint for servers without discovery.")
         }
-        if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
         if let redirectURI { _ = try Self.loopback(redirectURI) }
         for param in params where !param.contains("=") { throw ValidationError("--param takes k=v (got \"\(param)\").") }
         if device, redirectURI != nil { throw ValidationError("--redirect-uri does not go with --device.") }
         if device, par { throw ValidationError("--par does not go with --device.") }
         try DPoPArgument.validate(dpop)
-        if auth.authMethod == "client_secret_jwt", clientSecret == nil, clientSecretFile == nil {
-            throw ValidationError("--auth-method client_secret_jwt needs --client-secret or --client-secret-file.")
+        if auth.authMethod == "client_secret_jwt", !clientSecret.isGiven {
+            throw ValidationError("--auth-method client_secret_jwt needs --client-secret-file, --client-secret-stdin or --client-secret.")
         }
         if implicit, implicitIDToken { throw ValidationError("Give --implicit or --implicit-id-token, not both.") }
         if implicitResponseType != nil {
@@ -102,12 +100,12 @@ struct LoginCommand: AsyncParsableCommand {
             let parts = param.split(separator: "=", maxSplits: 1)
             parameters[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
-        let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
+        let (secret, secretFile) = try clientSecret.resolve()
         var profile = Profile(
             issuer: issuer, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
             deviceAuthorizationEndpoint: deviceAuthorizationEndpoint, provider: provider, clientID: clientID ?? "", authMethod: auth.method,
             scopes: scopes, redirectURI: redirectURI,
-            clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+            clientSecretFile: secretFile,
             grant: grantName, parameters: parameters, prompt: prompt, loginHint: loginHint,
             store: await context.storeKind(for: nil))
         var options = auth.profileOptions
@@ -126,7 +124,6 @@ struct LoginCommand: AsyncParsableCommand {
         if par { profile.options[ProfileOption.par] = "true" }
         if let scope { profile.scopes = scope.split(separator: " ").map(String.init) }
         if let redirectURI { profile.redirectURI = redirectURI }
-        if let clientSecretFile { profile.clientSecretFile = URL(fileURLWithPath: clientSecretFile).standardizedFileURL.path }
         if device || implicitResponseType != nil {
             profile.grant = grantName
         } else if profile.grant != "device", !profile.isImplicit {
@@ -136,7 +133,11 @@ struct LoginCommand: AsyncParsableCommand {
         if let prompt { profile.prompt = prompt }
         if let loginHint { profile.loginHint = loginHint }
         if let store = global.store { profile.store = store }
-        var secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
+        let given = try clientSecret.resolve()
+        // A secret given now replaces the profile's: a regular file is remembered, any
+        // other is kept with the tokens.
+        if given.secret != nil { profile.clientSecretFile = given.rememberedFile }
+        var secret = given.secret
         if secret == nil { secret = try await context.clientSecret(for: profile, store: try context.tokenStore(profile.store)) }
         try await run(context, profile: profile, secret: secret)
     }

@@ -59,7 +59,7 @@ struct RegisterCommand: AsyncParsableCommand {
             clientName: name ?? "oauth2 CLI (\(context.profileName))",
             scopes: scopes)
         if !metadata.grantTypes.contains("authorization_code") { metadata.responseTypes = [] }
-        let initialAccessToken = try initialAccessTokenFile.map(Context.readSecret(file:))
+        let initialAccessToken = try initialAccessTokenFile.map { try SecretInput.read(file: $0, what: "The initial access token file") }
         let registration = try await registrar.register(metadata, initialAccessToken: initialAccessToken)
         let kind = await context.storeKind(for: nil)
         let store = try context.tokenStore(kind)

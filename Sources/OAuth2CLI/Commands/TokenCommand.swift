@@ -30,8 +30,7 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: "A provider preset instead of --issuer (with --grant).") var provider: String?
     @Option(name: .customLong("token-endpoint"), help: "The token endpoint, for servers without discovery.") var tokenEndpoint: String?
     @Option(name: .customLong("client-id")) var clientID: String?
-    @Option(name: .customLong("client-secret")) var clientSecret: String?
-    @Option(name: .customLong("client-secret-file")) var clientSecretFile: String?
+    @OptionGroup var clientSecret: ClientSecretOptions
     @OptionGroup var auth: ClientAuthOptions
     @Option(help: DPoPArgument.help) var dpop: String?
     @Option(help: "Space-separated scopes.") var scope: String?
@@ -52,7 +51,7 @@ struct TokenCommand: AsyncParsableCommand {
     func validate() throws {
         if grant == nil {
             let machineOnly: [(String, Bool)] = [
-                ("--issuer", issuer != nil), ("--client-id", clientID != nil), ("--client-secret", clientSecret != nil),
+                ("--issuer", issuer != nil), ("--client-id", clientID != nil), ("--client-secret…", clientSecret.isGiven),
                 ("--username", username != nil), ("--password-stdin", passwordStdin), ("--token-endpoint", tokenEndpoint != nil),
                 ("--auth-method", auth.authMethod != nil), ("--private-key", auth.privateKey != nil), ("--dpop", dpop != nil),
                 ("--assertion", assertion != nil), ("--assertion-key", assertionKey != nil),
@@ -64,12 +63,14 @@ struct TokenCommand: AsyncParsableCommand {
             throw ValidationError("--grant needs --issuer, --provider or --token-endpoint.")
         }
         guard clientID != nil else { throw ValidationError("--grant needs --client-id.") }
-        if clientSecret != nil, clientSecretFile != nil { throw ValidationError("Give --client-secret or --client-secret-file, not both.") }
-        if grant == .clientCredentials, auth.needsSecret, clientSecret == nil, clientSecretFile == nil {
-            throw ValidationError("--grant client_credentials needs --client-secret, --client-secret-file or --private-key.")
+        if grant == .clientCredentials, auth.needsSecret, !clientSecret.isGiven {
+            throw ValidationError("--grant client_credentials needs --client-secret-file, --client-secret-stdin, --client-secret or --private-key.")
         }
-        if auth.authMethod == "client_secret_jwt", clientSecret == nil, clientSecretFile == nil {
-            throw ValidationError("--auth-method client_secret_jwt needs --client-secret or --client-secret-file.")
+        if auth.authMethod == "client_secret_jwt", !clientSecret.isGiven {
+            throw ValidationError("--auth-method client_secret_jwt needs --client-secret-file, --client-secret-stdin or --client-secret.")
+        }
+        if clientSecret.stdin, passwordStdin || assertion == "-" {
+            throw ValidationError("Only one of --client-secret-stdin, --password-stdin and --assertion - can read stdin.")
         }
         try DPoPArgument.validate(dpop)
         if grant == .password, username == nil || !passwordStdin {
@@ -100,11 +101,11 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     private func machineSignIn(_ grant: MachineGrant, context: Context) async throws {
-        let secret = try clientSecretFile.map(Context.readSecret(file:)) ?? clientSecret
+        let (secret, secretFile) = try clientSecret.resolve()
         let scopes = scope.map { $0.split(separator: " ").map(String.init) } ?? []
         var profile = Profile(
             issuer: issuer, tokenEndpoint: tokenEndpoint, provider: provider, clientID: clientID!, authMethod: auth.method, scopes: scopes,
-            clientSecretFile: clientSecretFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+            clientSecretFile: secretFile,
             grant: grant.rawValue, store: await context.storeKind(for: nil), options: auth.profileOptions)
         var client = try await context.client(for: profile, secret: secret)
         if let dpop {
@@ -124,12 +125,9 @@ struct TokenCommand: AsyncParsableCommand {
             if let assertion {
                 let text: String
                 if assertion == "-" {
-                    text = try ExchangeCommand.read("-", "--assertion")
+                    text = try SecretInput.readStandardInput(for: "--assertion -")
                 } else {
-                    guard let data = FileManager.default.contents(atPath: assertion), data.count <= 64 * 1024 else {
-                        throw CLIError.usage("The assertion file \(assertion) cannot be read.")
-                    }
-                    text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    text = try SecretInput.read(file: assertion, what: "The assertion file")
                 }
                 tokens = try await client.jwtBearer(assertion: text, scopes: scopes)
             } else {
