@@ -61,6 +61,21 @@ import Testing
         #expect(ProxyEnvironment(environment: ["https_proxy": "http://p:1", "NO_PROXY": "*"]).proxy(for: api) == nil)
     }
 
+    @Test func loopbackIsNeverProxiedWhateverTheEnvironmentSays() {
+        // Go's net/http has the same rule: traffic to this machine never goes through a proxy
+        // (which would see it in clear text), listed in no_proxy or not.
+        let proxies = ProxyEnvironment(environment: ["https_proxy": "http://proxy:3128", "http_proxy": "http://proxy:3128", "no_proxy": "example.org"])
+        for url in [
+            "http://127.0.0.1:4593/token", "https://127.0.0.1/token", "http://127.8.9.10/x", "http://localhost:8000/o/token/",
+            "http://LOCALHOST/x", "http://[::1]:9000/x",
+        ] {
+            #expect(proxies.proxy(for: URL(string: url)!) == nil, "\(url)")
+        }
+        for url in ["http://128.0.0.1/x", "http://localhost.example.com/x", "http://[::2]/x", "http://127.0.0.1.example.com/x"] {
+            #expect(proxies.proxy(for: URL(string: url)!) != nil, "\(url)")
+        }
+    }
+
     @Test func anEmptyEnvironmentNamesNoProxy() {
         #expect(ProxyEnvironment(environment: [:]) == ProxyEnvironment())
         #expect(ProxyEnvironment().proxy(for: api) == nil)
@@ -126,6 +141,32 @@ import Testing
                 #expect(response.status.code == 200)
                 #expect(directSeen.all.map(\.path) == ["/x"])
                 #expect(proxySeen.all.isEmpty)
+            }
+        }
+    }
+
+    @Test func loopbackTrafficGoesDirectlyWithoutNoProxy() async throws {
+        let proxySeen = Seen(), directSeen = Seen()
+        try await LocalHTTPServer.with(handler: { request in
+            proxySeen.append(request.head)
+            return .json(502, "{}")
+        }) { proxy in
+            try await LocalHTTPServer.with(handler: { request in
+                directSeen.append(request.head)
+                return .json(200, "{}")
+            }) { direct in
+                let transport = AsyncHTTPClientTransport(environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)"])
+                var codes: [Int] = []
+                for authority in ["127.0.0.1:\(direct.port)", "localhost:\(direct.port)"] {
+                    let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/x")
+                    let result = await Result(catching: { try await transport.send(request, body: nil) })
+                    // localhost may resolve to ::1 first, where nothing listens: either way, never the proxy.
+                    if let (response, _) = try? result.get() { codes.append(response.status.code) }
+                }
+                try await transport.shutdown()
+                #expect(codes.first == 200)
+                #expect(proxySeen.all.isEmpty)
+                #expect(!directSeen.all.isEmpty)
             }
         }
     }

@@ -2,7 +2,8 @@ import Foundation
 
 /// A clock for tests whose sleeps return at once: each one moves the clock's time forward
 /// to its deadline and is recorded, so a test proves how long code waited without waiting.
-/// Sleeping still honours cancellation.
+/// Sleeping still honours cancellation. Sleeps past the optional horizon never end on
+/// their own.
 public final class ImmediateClock: Clock, @unchecked Sendable {
     /// A point in the clock's time: the duration since it was created.
     public struct Instant: InstantProtocol, Sendable {
@@ -21,8 +22,14 @@ public final class ImmediateClock: Clock, @unchecked Sendable {
     private var current = Instant(offset: .zero)
     private var recorded: [Duration] = []
 
-    /// A clock at time zero.
-    public init() {}
+    private let horizon: Duration?
+
+    /// A clock at time zero. With a `horizon`, time stops there: a sleep that would end
+    /// later waits until its task is cancelled (a deadline that must not pass while the
+    /// code under test sleeps its shorter waits).
+    public init(horizon: Duration? = nil) {
+        self.horizon = horizon
+    }
 
     /// The clock's time: where the latest sleep ended.
     public var now: Instant { lock.withLock { current } }
@@ -38,6 +45,10 @@ public final class ImmediateClock: Clock, @unchecked Sendable {
     /// `CancellationError` when the task is cancelled.
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         try Task.checkCancellation()
+        if let horizon, deadline.offset > horizon {
+            lock.withLock { recorded.append(deadline.offset - current.offset) }
+            while true { try await Task.sleep(for: .seconds(3600)) }  // until cancelled
+        }
         lock.withLock {
             recorded.append(deadline.offset - current.offset)
             if deadline > current { current = deadline }

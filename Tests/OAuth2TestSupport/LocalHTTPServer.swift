@@ -37,6 +37,11 @@ public final class LocalHTTPServer: Sendable {
         case close
         /// Never answer (the client's timeout has to end it).
         case hang
+        /// Send the head (with the body's length) at once, then the body one byte every
+        /// `interval` — a server that is slow on purpose, or a network that drips.
+        case drip(HTTPResponse, Data, every: Duration)
+        /// Send the head declaring `declaredLength` bytes, then `data` (fewer), then close.
+        case truncated(HTTPResponse, Data, declaredLength: Int)
 
         /// A JSON answer.
         public static func json(_ status: Int = 200, _ body: String, headers: HTTPFields = [:]) -> Reply {
@@ -59,17 +64,25 @@ public final class LocalHTTPServer: Sendable {
     private let channel: any Channel
     /// The port the server listens on.
     public let port: Int
+    private let connections: ConnectionCounter
+    /// Connections the server has accepted so far.
+    public var acceptedConnections: Int { connections.counts.accepted }
+    /// Connections closed so far, by either side.
+    public var closedConnections: Int { connections.counts.closed }
     /// `http://127.0.0.1:<port>`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Starts a server on an ephemeral port.
     public init(threads: Int = 2, handler: @escaping Handler) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let connections = ConnectionCounter()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                connections.accepted()
+                channel.closeFuture.whenComplete { _ in connections.closed() }
+                return channel.pipeline.configureHTTPServerPipeline().flatMap {
                     channel.pipeline.addHandler(RequestHandler(handler: handler))
                 }
             }
@@ -80,6 +93,7 @@ public final class LocalHTTPServer: Sendable {
             throw error
         }
         self.group = group
+        self.connections = connections
         self.port = channel.localAddress?.port ?? 0
     }
 
@@ -103,6 +117,15 @@ public final class LocalHTTPServer: Sendable {
             throw error
         }
     }
+}
+
+/// Counts the server's connections as they open and close.
+private final class ConnectionCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var state = (accepted: 0, closed: 0)
+    var counts: (accepted: Int, closed: Int) { lock.withLock { state } }
+    func accepted() { lock.withLock { state.accepted += 1 } }
+    func closed() { lock.withLock { state.closed += 1 } }
 }
 
 private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
@@ -151,13 +174,18 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
             return
         case .close:
             context.close(promise: nil)
+        case .drip(let response, let data, let interval):
+            writeHead(response, length: data.count, keepAlive: false, context: context)
+            context.flush()
+            drip(data[...], every: interval, channel: context.channel)
+        case .truncated(let response, let data, let declaredLength):
+            writeHead(response, length: declaredLength, keepAlive: false, context: context)
+            var buffer = context.channel.allocator.buffer(capacity: data.count)
+            buffer.writeBytes(data)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { _ in channel.close(promise: nil) }
         case .response(let response, let data):
-            var headers = HTTPHeaders()
-            for field in response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
-            headers.replaceOrAdd(name: "Content-Length", value: String(data.count))
-            if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-            let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status.code), headers: headers)
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            writeHead(response, length: data.count, keepAlive: keepAlive, context: context)
             var buffer = context.channel.allocator.buffer(capacity: data.count)
             buffer.writeBytes(data)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
@@ -165,6 +193,32 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
             if !keepAlive {
                 let channel = context.channel
                 done.whenComplete { _ in channel.close(promise: nil) }
+            }
+        }
+    }
+
+    private func writeHead(_ response: HTTPResponse, length: Int, keepAlive: Bool, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        for field in response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+        headers.replaceOrAdd(name: "Content-Length", value: String(length))
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status.code), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+    }
+
+    /// Writes `rest` one byte per `interval` until it is sent or the peer goes away.
+    private func drip(_ rest: Data.SubSequence, every interval: Duration, channel: any Channel) {
+        guard let byte = rest.first, channel.isActive else {
+            channel.close(promise: nil)
+            return
+        }
+        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+        channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            var buffer = channel.allocator.buffer(capacity: 1)
+            buffer.writeInteger(byte)
+            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).whenComplete { result in
+                guard case .success = result else { return }
+                self.drip(rest.dropFirst(), every: interval, channel: channel)
             }
         }
     }

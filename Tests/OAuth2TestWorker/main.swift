@@ -21,9 +21,13 @@
 //       Prints "available", or "unavailable <code>" and the reason.
 //   keyring-save <issuer> <client-id> <account> <access-token>
 //       Saves a session with that access token in the desktop keyring.
+//   get <url>
+//       Sends GET <url> with a new URLSessionTransport (so with the process environment's
+//       proxy variables) and prints "status <code>".
 //
 // Exit status: 0 done, 1 failed (the error on stderr), 64 bad usage.
 import Foundation
+import HTTPTypes
 import OAuth2
 import OAuth2SecretService
 
@@ -122,6 +126,11 @@ do {
         let key = SessionKey(issuer: arguments[1], clientID: arguments[2], account: arguments[3])
         try await SecretServiceTokenStore().save(StoredSession(key: key, tokens: TokenSet(accessToken: arguments[4])))
         say("saved")
+
+    case "get":
+        guard arguments.count == 2, let url = URL(string: arguments[1]) else { fail("usage: get <url>", status: 64) }
+        let (response, _) = try await URLSessionTransport().send(HTTPRequest(method: .get, url: url), body: nil)
+        say("status \(response.status.code)")
 
     default:
         fail("unknown subcommand \(command)", status: 64)
