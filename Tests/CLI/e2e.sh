@@ -439,5 +439,21 @@ check glewlwyd "register: invalid metadata is refused (1)" 1 "$BIN" --profile ba
   --redirect-uri "http://127.0.0.1:1/callback" --auth-method no_such_method
 expect "the typed error is on stderr" grep -q "invalid_client_metadata" "$WORK/err"
 
+echo "== Faults: a server that drips its answer"
+# The response head at once, then one byte every 0.5 s: the whole exchange is bounded by
+# --http-timeout (default 30 s), not by the wait for each byte. `timeout 60` only catches a hang.
+"$HERE/drip-server.py" >"$WORK/drip-port" &
+drip_pid=$!
+for _ in $(seq 50); do [ -s "$WORK/drip-port" ] && break; sleep 0.1; done
+DRIP="http://127.0.0.1:$(head -n 1 "$WORK/drip-port")"
+check fault "discover --http-timeout 2 against a dripping server: transient (3)" 3 timeout 60 "$BIN" --http-timeout 2 discover "$DRIP"
+expect "the error says the deadline passed" grep -q "timeout.*No complete answer within 2 s" "$WORK/err"
+check fault "token --http-timeout 2 against a dripping token endpoint: transient (3)" 3 timeout 60 "$BIN" --profile drip \
+  --store memory token --grant client_credentials --token-endpoint "$DRIP/token" --client-id drip --client-secret-file "$WORK/cc-credential" \
+  --http-timeout 2
+expect "no secret in the message" sh -c "! grep -qF -- \"\$(cat '$WORK/cc-credential')\" '$WORK/err'"
+check fault "--http-timeout 0 is a usage error (2)" 2 "$BIN" --http-timeout 0 discover "$DRIP"
+kill "$drip_pid" 2>/dev/null; wait "$drip_pid" 2>/dev/null
+
 echo "e2e: $passed passed, $failures failed"
 [ "$failures" = 0 ]
