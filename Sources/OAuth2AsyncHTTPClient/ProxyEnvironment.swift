@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2
 
 /// The HTTP proxies named by the environment, read the way curl and Go read them, so that
 /// a program on this transport goes through the same proxy as the other tools of the
@@ -13,6 +14,9 @@ import Foundation
 /// - `no_proxy` (or `NO_PROXY`): a comma- or space-separated list of host names (matching the
 ///   name and its subdomains; a leading `.` or `*.` is allowed), IP addresses, or `*` for
 ///   every host. An entry's `:port` is ignored.
+/// - Loopback hosts (`localhost`, 127.0.0.0/8, `::1`) are always reached directly, listed in
+///   `no_proxy` or not, as Go's net/http does: a proxy would see that traffic — a local
+///   authorization server's codes and tokens — in clear text.
 ///
 /// ```swift
 /// let proxies = ProxyEnvironment(environment: ProcessInfo.processInfo.environment)
@@ -94,6 +98,7 @@ public struct ProxyEnvironment: Sendable, Hashable {
         }
         guard let proxy, var host = url.host?.lowercased() else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if EndpointPolicy.isLoopback(host: host) { return nil }
         for entry in noProxy {
             if entry == "*" || host == entry || host.hasSuffix("." + entry) { return nil }
         }

@@ -8,7 +8,7 @@ struct OAuth2Command: AsyncParsableCommand {
         commandName: "oauth2",
         abstract: "An OAuth 2.0 and OpenID Connect client: sign in, get tokens, call APIs.",
         discussion: """
-            Global options (--profile, --config-dir, --store, --json, -v) go before or after the command.
+            Global options (--profile, --config-dir, --store, --json, -v, --http-timeout) go before or after the command.
             Exit codes: 0 success, 1 refused, 2 usage, 3 transient failure, 4 cancelled or timed out, 5 sign in again.
             """,
         subcommands: [
@@ -49,7 +49,13 @@ enum CLI {
             }
             return .success
         }
-        let task = Task { () async throws -> Void in try await asyncCommand.run() }
+        let task = Task { () async throws -> Void in
+            // --http-timeout bounds every exchange of the command.
+            guard let deadline = try (asyncCommand as? any TakesGlobalOptions)?.global.requestDeadline() else {
+                return try await asyncCommand.run()
+            }
+            try await OAuth2Client.withRequestDeadline(deadline) { try await asyncCommand.run() }
+        }
         let interrupt = Interrupt.onSIGINT { task.cancel() }
         defer { interrupt.cancel() }
         do {
@@ -70,6 +76,25 @@ enum CLI {
         return status
     }
 }
+
+/// A command with the global options (all of them).
+protocol TakesGlobalOptions {
+    var global: GlobalOptions { get }
+}
+
+extension DecodeCommand: TakesGlobalOptions {}
+extension DemoCommand: TakesGlobalOptions {}
+extension DiscoverCommand: TakesGlobalOptions {}
+extension ExchangeCommand: TakesGlobalOptions {}
+extension IntrospectCommand: TakesGlobalOptions {}
+extension LoginCommand: TakesGlobalOptions {}
+extension LogoutCommand: TakesGlobalOptions {}
+extension RegisterCommand: TakesGlobalOptions {}
+extension RequestCommand: TakesGlobalOptions {}
+extension RevokeCommand: TakesGlobalOptions {}
+extension StatusCommand: TakesGlobalOptions {}
+extension TokenCommand: TakesGlobalOptions {}
+extension UserInfoCommand: TakesGlobalOptions {}
 
 /// Cancels work on Ctrl-C.
 final class Interrupt: @unchecked Sendable {

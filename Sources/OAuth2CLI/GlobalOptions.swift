@@ -25,8 +25,11 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .customShort("v"), help: "Log to stderr, tokens redacted (-vv: trace).")
     var verbosity: Int
 
+    @Option(name: .customLong("http-timeout"), help: ArgumentHelp("The most seconds one exchange with a server may take, all of it (default 30).", valueName: "seconds"))
+    var httpTimeout: Int?
+
     /// Options that take a value, and flags, that may stand before the command name.
-    static let valued: Set<String> = ["--profile", "--config-dir", "--store"]
+    static let valued: Set<String> = ["--profile", "--config-dir", "--store", "--http-timeout"]
     static let flags: Set<String> = ["--json", "-v", "-vv", "-vvv"]
 
     /// Moves global options written before the command name after it, where every
@@ -53,6 +56,13 @@ struct GlobalOptions: ParsableArguments {
         }
         guard index < arguments.count, !leading.isEmpty else { return arguments }
         return [arguments[index]] + leading + arguments[(index + 1)...]
+    }
+
+    /// The deadline of each exchange, when `--http-timeout` sets one.
+    func requestDeadline() throws -> Duration? {
+        guard let httpTimeout else { return nil }
+        guard httpTimeout > 0 else { throw ValidationError("--http-timeout must be a positive number of seconds.") }
+        return .seconds(httpTimeout)
     }
 
     var profileName: String {

@@ -60,7 +60,9 @@ public struct OAuth2Client: Sendable {
 
         /// This storage with another configuration, sharing the rest.
         func with(_ configuration: ClientConfiguration) -> Storage {
-            Storage(metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: dpopNonces)
+            Storage(
+                metadata: metadata, configuration: configuration, pipeline: pipeline.configured(by: configuration), now: now,
+                keySet: keySet, dpopNonces: dpopNonces)
         }
     }
 
@@ -117,7 +119,7 @@ public struct OAuth2Client: Sendable {
                 logger: logger,
                 userAgent: userAgent,
                 additionalHeaders: configuration.additionalHeaders
-            ),
+            ).configured(by: configuration),
             now: { Date() }
         )
     }
@@ -164,7 +166,7 @@ public struct OAuth2Client: Sendable {
             logger: logger,
             userAgent: userAgent,
             additionalHeaders: configuration.additionalHeaders
-        )
+        ).configured(by: configuration)
         let now: @Sendable () -> Date = { Date() }
         let metadata = try await cache.metadata(for: issuer) {
             try await Discovery.fetch(issuer: issuer, pipeline: pipeline, now: now)
@@ -174,6 +176,23 @@ public struct OAuth2Client: Sendable {
 
     /// The logger this client writes to.
     public var logger: Logger { pipeline.logger }
+
+    /// The deadline set by ``withRequestDeadline(_:operation:)`` for the current task.
+    @TaskLocal static var deadlineOverride: Duration?
+
+    /// Runs `operation` with every exchange it makes — with any client, sessions included —
+    /// bounded by `deadline` instead of the client's ``ClientConfiguration/requestDeadline``.
+    ///
+    /// ```swift
+    /// let token = try await OAuth2Client.withRequestDeadline(.seconds(5)) {
+    ///     try await session.freshAccessToken()
+    /// }
+    /// ```
+    public static func withRequestDeadline<T>(
+        _ deadline: Duration, isolation: isolated (any Actor)? = #isolation, operation: () async throws -> T
+    ) async rethrows -> T {
+        try await $deadlineOverride.withValue(deadline, operation: operation)
+    }
 
     func endpoint(_ url: URL?, _ name: String) throws(OAuth2Error) -> URL {
         guard let url else {

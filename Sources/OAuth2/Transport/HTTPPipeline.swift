@@ -3,13 +3,30 @@ import HTTPTypes
 import Logging
 
 /// The path every request of the library takes: the configuration's extra headers, default
-/// headers where those set none, interceptors, the transport, one log line per exchange, error mapping.
+/// headers where those set none, interceptors, the transport under one total deadline (with
+/// the retries of ``RetryPolicy`` inside it), one log line per attempt, error mapping.
 struct HTTPPipeline: Sendable {
     var transport: any HTTPTransport
     var interceptors: [any HTTPInterceptor]
     var logger: Logger
     var userAgent: String
     var additionalHeaders: [RequestKind: HTTPFields]
+    /// The longest one exchange may take — connection, headers, the whole body, and every
+    /// retry — unless ``OAuth2Client/withRequestDeadline(_:operation:)`` says otherwise.
+    var deadline: Duration = ClientConfiguration.defaultRequestDeadline
+    /// Which exchanges are repeated after a transient failure, and how.
+    var retryPolicy = RetryPolicy()
+    /// Where deadlines and back-offs are measured.
+    var clock = PipelineClock.continuous
+
+    /// The pipeline with the deadline, retries and extra headers of `configuration`.
+    func configured(by configuration: ClientConfiguration) -> HTTPPipeline {
+        var pipeline = self
+        pipeline.additionalHeaders = configuration.additionalHeaders
+        pipeline.deadline = configuration.requestDeadline
+        pipeline.retryPolicy = configuration.retryPolicy
+        return pipeline
+    }
 
     /// Sends one request. Only ``OAuth2Error`` comes out of the library's own code;
     /// an error thrown by an interceptor is passed through unchanged.
@@ -33,31 +50,106 @@ struct HTTPPipeline: Sendable {
         if Task.isCancelled {
             throw OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled before it was sent.")
         }
-        // Nothing of the log line is built unless it is written: the redacted URL alone
-        // takes a URLComponents round trip.
-        let logs = logger.logLevel <= .debug
-        let started = logs ? ContinuousClock.now : nil
-        let response: HTTPResponse
-        let responseBody: Data
-        do {
-            (response, responseBody) = try await transport.send(request, body: body)
-        } catch {
-            let mapped = Self.map(error)
-            if let started {
-                logger.debug(
-                    "\(request.method) \(request.url.map(Redactor.url) ?? Redactor.placeholder) failed: \(mapped.code)",
-                    metadata: ["oauth2.kind": "\(kind.rawValue)", "oauth2.ms": "\(started.millisecondsSinceNow)"]
-                )
-            }
-            throw mapped
-        }
-        if let started {
-            log(request, body: body, kind: kind, response: response, responseBody: responseBody, started: started)
+        let deadline = OAuth2Client.deadlineOverride ?? self.deadline
+        let ends = clock.elapsed() + deadline
+        let (response, responseBody) = try await withDeadline(deadline) { [self, request, body] in
+            try await attempts(request, body: body, kind: kind, deadlineEnds: ends)
         }
         for interceptor in interceptors {
             await interceptor.didReceive(response, body: responseBody, for: request, kind: kind)
         }
         return (response, responseBody)
+    }
+
+    /// Runs `operation`, and when it has not returned after `deadline` on ``clock``, cancels
+    /// it (the transport closes the connection) and throws a timeout. The operation's own
+    /// error, and the caller's cancellation, come out as they are.
+    private func withDeadline<T: Sendable>(
+        _ deadline: Duration, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let clock = self.clock
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await clock.sleep(deadline)
+                return nil  // the deadline passed first
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw OAuth2Error(
+                    .timeout, source: .transport,
+                    message: "No complete answer within \(Self.describe(deadline)) (connection, headers and body); the request was abandoned and its connection closed.")
+            }
+            return value
+        }
+    }
+
+    /// Sends the request, and again while ``retryPolicy`` allows it and a transient failure
+    /// calls for it; one log line per attempt.
+    private func attempts(
+        _ request: HTTPRequest, body: Data?, kind: RequestKind, deadlineEnds: Duration
+    ) async throws -> (HTTPResponse, Data) {
+        let repeats = retryPolicy.repeats(kind)
+        var attempt = 1
+        while true {
+            // Nothing of the log line is built unless it is written: the redacted URL alone
+            // takes a URLComponents round trip.
+            let started = logger.logLevel <= .debug ? ContinuousClock.now : nil
+            let wait: Duration
+            do {
+                let (response, responseBody) = try await transport.send(request, body: body)
+                if let started {
+                    log(request, body: body, kind: kind, response: response, responseBody: responseBody, started: started)
+                }
+                guard repeats, attempt < retryPolicy.maximumAttempts,
+                    RetryPolicy.retryableStatuses.contains(response.status.code),
+                    let delay = delay(after: attempt, retryAfter: ResponseParsing.retryAfter(response, now: Date()), deadlineEnds: deadlineEnds)
+                else { return (response, responseBody) }
+                wait = delay
+            } catch {
+                let mapped = Self.map(error)
+                if let started {
+                    logger.debug(
+                        "\(request.method) \(request.url.map(Redactor.url) ?? Redactor.placeholder) failed: \(mapped.code)",
+                        metadata: ["oauth2.kind": "\(kind.rawValue)", "oauth2.ms": "\(started.millisecondsSinceNow)"]
+                    )
+                }
+                guard repeats, attempt < retryPolicy.maximumAttempts, RetryPolicy.isRetryable(mapped),
+                    let delay = delay(after: attempt, retryAfter: nil, deadlineEnds: deadlineEnds)
+                else { throw mapped }
+                wait = delay
+            }
+            logger.debug(
+                "\(request.method) \(request.url.map(Redactor.url) ?? Redactor.placeholder): attempt \(attempt + 1) of \(retryPolicy.maximumAttempts) in \(Self.describe(wait))",
+                metadata: ["oauth2.kind": "\(kind.rawValue)"])
+            do {
+                try await clock.sleep(wait)
+            } catch {
+                throw Self.map(error)
+            }
+            attempt += 1
+        }
+    }
+
+    /// The wait before the next attempt: the server's `Retry-After` when it gave one, else
+    /// the policy's back-off; `nil` when that wait would not end before the deadline (the
+    /// caller then gets this attempt's outcome) or exceeds the policy's longest back-off.
+    private func delay(after attempt: Int, retryAfter: TimeInterval?, deadlineEnds: Duration) -> Duration? {
+        let wait: Duration
+        if let retryAfter {
+            guard retryAfter >= 0, retryAfter <= retryPolicy.maximumBackoff.timeInterval else { return nil }
+            wait = .milliseconds(Int64((retryAfter * 1000).rounded(.up)))
+        } else {
+            wait = retryPolicy.backoff(after: attempt, unit: Double.random(in: 0..<1))
+        }
+        return clock.elapsed() + wait < deadlineEnds ? wait : nil
+    }
+
+    /// `30 s`, `1.5 s`, `200 ms`.
+    static func describe(_ duration: Duration) -> String {
+        let seconds = duration.timeInterval
+        if seconds >= 1 { return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds) }
+        return "\(Int((seconds * 1000).rounded())) ms"
     }
 
     /// The exchange's log line (debug), with the redacted request and response at trace.

@@ -21,7 +21,14 @@ public final class URLSessionTransport: HTTPTransport {
     private let options: TransportOptions
 
     /// Creates a transport with its own ephemeral session.
+    ///
+    /// On Linux, FoundationNetworking leaves proxies to libcurl, which reads `http_proxy`,
+    /// `https_proxy` and `all_proxy` and would send even loopback traffic through them. The
+    /// first transport created therefore adds `localhost`, `127.0.0.0/8` and `::1` to the
+    /// process's `no_proxy` when a proxy variable is set: traffic to this machine (a local
+    /// authorization server, a loopback redirect) never goes through a proxy.
     public init(options: TransportOptions = TransportOptions()) {
+        _ = Self.loopbackBypassesProxies
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
@@ -37,6 +44,25 @@ public final class URLSessionTransport: HTTPTransport {
     deinit {
         session.finishTasksAndInvalidate()
     }
+
+    /// Adds the loopback hosts to `no_proxy` (and `NO_PROXY`) once per process, when a proxy
+    /// variable is set and `no_proxy` is not `*`. Linux only: elsewhere the platform's
+    /// networking does not proxy loopback hosts.
+    private static let loopbackBypassesProxies: Void = {
+        #if os(Linux)
+        let environment = ProcessInfo.processInfo.environment
+        let proxied = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
+            !(environment[$0] ?? "").trimmingCharacters(in: .whitespaces).isEmpty
+        }
+        guard proxied else { return }
+        let loopback = "localhost,127.0.0.0/8,::1"
+        for name in ["no_proxy", "NO_PROXY"] {
+            let current = (environment[name] ?? "").trimmingCharacters(in: .whitespaces)
+            guard current != "*" else { continue }
+            setenv(name, current.isEmpty ? loopback : current + "," + loopback, 1)
+        }
+        #endif
+    }()
 
     /// Sends the request; throws ``OAuth2Error`` with source `.transport` on failure.
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
