@@ -91,13 +91,70 @@ import Darwin
         }
     }
 
-    @Test func plainDocumentsLoadAndAreEncryptedOnceLoaded() async throws {
+    @Test func aPlainDocumentPlantedInAnEncryptedStoreIsRefusedAndLeftUntouched() async throws {
         try await withTemporaryDirectory { directory in
-            try await FileTokenStore(directory: directory).save(sampleSession(alice))
+            // Someone with write access to the directory plants tokens of their own.
+            try await FileTokenStore(directory: directory).save(sampleSession(alice, accessToken: "planted"))
             let store = try FileTokenStore(directory: directory, encryption: .key(Data(repeating: 3, count: 32)))
-            #expect(try await store.load(alice) == sampleSession(alice))
+            let url = store.fileURL(for: alice)
+            let before = try Data(contentsOf: url)
+            let loadError = try await #require(throws: TokenStoreError.self) { try await store.load(alice) }
+            #expect(loadError.code == .unencrypted)
+            #expect(loadError.path == url.path)
+            let saveError = try await #require(throws: TokenStoreError.self) { try await store.save(sampleSession(alice)) }
+            #expect(saveError.code == .unencrypted)
+            _ = try await #require(throws: TokenStoreError.self) { try await store.list() }
+            #expect(try Data(contentsOf: url) == before, "neither adopted, re-encrypted, moved nor overwritten")
+            #expect(try fileNames(directory).filter { !$0.hasPrefix(".") } == [url.lastPathComponent])
+        }
+    }
+
+    @Test func plainDocumentsAreEncryptedOnlyWhenAskedTo() async throws {
+        try await withTemporaryDirectory { directory in
+            let bob = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "bob")
+            let plain = try FileTokenStore(directory: directory)
+            try await plain.save(sampleSession(alice))
+            try await plain.save(sampleSession(bob))
+            let store = try FileTokenStore(directory: directory, encryption: .key(Data(repeating: 3, count: 32)))
+            #expect(try await store.encryptPlainDocuments() == 2)
+            #expect(try await store.encryptPlainDocuments() == 0, "done once")
             #expect(try jsonObject(store.fileURL(for: alice))["encrypted"] != nil)
             #expect(try await store.load(alice) == sampleSession(alice))
+            #expect(try await store.list() == [alice, bob])
+        }
+    }
+
+    @Test func aCiphertextCopiedFromAnotherRecordDoesNotOpen() async throws {
+        try await withTemporaryDirectory { directory in
+            let mallory = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "mallory")
+            let store = try FileTokenStore(directory: directory, encryption: .key(Data(repeating: 5, count: 32)))
+            try await store.save(sampleSession(alice, accessToken: "alice-token"))
+            try await store.save(sampleSession(mallory, accessToken: "mallory-token"))
+            // Mallory's record, copied over Alice's: same key, same store, another record.
+            try Data(contentsOf: store.fileURL(for: mallory)).write(to: store.fileURL(for: alice))
+            let error = try await #require(throws: TokenStoreError.self) { try await store.load(alice) }
+            #expect(error.code == .corrupt)
+            #expect(error.preservedPath != nil, "kept aside for a person to look at")
+            #expect(try await store.load(alice) == nil)
+            #expect(try await store.load(mallory)?.tokens.accessToken == "mallory-token")
+        }
+    }
+
+    /// A document written by the encrypted store of 0.x before ciphertexts were bound to
+    /// their record (key bytes 100…131): it loads, and is rewritten bound.
+    static let unboundDocument = #"{"encrypted":{"alg":"A256GCM","data":"n1VKkqt0yaGWgtq4ezq95JmbmRlYx0OFJHEze7np1zK7COs5aKeMvR1MKWjkfflntzkVx467K3tstIAm5FGRPDcAbX0PFz/zHTBpj+2BrzHF69qsxr0gyvKmrl45n7FkqXZ/iVhJrnCShr6XHvEYQZFU98W330zQN8Pfq4bHCIsBAJJJpXpNNbQourazNJo4sJQ/QmlbztiwW1r1wgAKBGSHlURaVpm9cbQraQKINNb0ZoLRdU0yUzo8iKrb9+yHKxJwt7UtZBAz5oieLVp2OiBbP6RBNaKrV0YnVgBBGi4aaBw/SEkJFITSpw9c8hhgw4nHyd+eo2QdCu8H0NgUl1FguyQrs9jwY7tWyRZcxLX8ShqpsUEpH4FlEgD0Ahq34qToNWgJ+o72642/vHEGtu8wgjkAnu2R42XuSz+mrHXsrkOcHPxWGkpfm1pJkctVpUfbvRjc41hAeDHSubc5tnD5OpaEjR3RAeAzOPi7zCA3W0VAgA+Omx5ygkZFS/2qKxpw6v4XTHGqxaYRRZdycyxWm5kjjufo6uhhuIAzGzbGCWo=","kid":"db39c31d92697bf3"},"version":2}"#
+    static let unboundName = "alice-id.example.com-cli-efa09987eb6cae4b.json"
+
+    @Test func documentsSealedBeforeBindingLoadAndAreRewrittenBound() async throws {
+        try await withTemporaryDirectory { directory in
+            let key = Data((0..<32).map { UInt8($0 + 100) })
+            let store = try FileTokenStore(directory: directory, encryption: .key(key))
+            #expect(store.fileURL(for: alice).lastPathComponent == Self.unboundName)
+            try Data(Self.unboundDocument.utf8).write(to: store.fileURL(for: alice))
+            #expect(try await store.load(alice) == sampleSession(alice))
+            let rewritten = try #require(try jsonObject(store.fileURL(for: alice))["encrypted"] as? [String: String])
+            #expect(rewritten["binding"] == "record")
+            #expect(try await FileTokenStore(directory: directory, encryption: .key(key)).load(alice) == sampleSession(alice))
         }
     }
 

@@ -58,10 +58,14 @@ import Testing
         }
     }
 
-    @Test func aVersion1DocumentMigratesIntoAnEncryptedStore() async throws {
+    @Test func aVersion1DocumentMigratesIntoAnEncryptedStoreWhenAskedTo() async throws {
         try await withTemporaryDirectory { directory in
             let store = try FileTokenStore(directory: directory, encryption: .key(Data(repeating: 9, count: 32)))
             try Data(Self.version1(account: "alice").utf8).write(to: store.fileURL(for: alice))
+            // Plain, so possibly planted: refused until adopted on purpose.
+            let refused = try await #require(throws: TokenStoreError.self) { try await store.load(alice) }
+            #expect(refused.code == .unencrypted)
+            #expect(try await store.encryptPlainDocuments() == 1)
             let session = try #require(try await store.load(alice))
             let json = try jsonObject(store.fileURL(for: alice))
             #expect(json["encrypted"] != nil)
