@@ -13,10 +13,20 @@ extension FileTokenStore {
     /// How a ``FileTokenStore`` encrypts its documents: AES-256-GCM with a 32-byte key.
     ///
     /// An encrypted document is a small JSON object —
-    /// `{"version": 2, "encrypted": {"alg": "A256GCM", "kid": "…", "data": "…"}}` — whose
-    /// `data` is the base64 of nonce, ciphertext and tag of the plain document; `kid`
+    /// `{"version": 2, "encrypted": {"alg": "A256GCM", "kid": "…", "binding": "record", "data": "…"}}`
+    /// — whose `data` is the base64 of nonce, ciphertext and tag of the plain document; `kid`
     /// names the key (a hash of it), so that a document sealed with another key is told
-    /// apart from a damaged one.
+    /// apart from a damaged one. The ciphertext is bound to its record: the associated data
+    /// holds the key's id and the document's file name (which the session key determines),
+    /// so a ciphertext copied over another record, or into another store, does not open.
+    /// Documents sealed before that binding existed (no `binding` member) still open, and
+    /// are rewritten bound once they have loaded.
+    ///
+    /// A store that encrypts never reads a plain document: it throws
+    /// ``TokenStoreError/Code/unencrypted`` and leaves the file alone (someone who can write
+    /// to the directory could otherwise plant tokens of their choosing). To encrypt the
+    /// documents of a store that was plain until now, call
+    /// ``FileTokenStore/encryptPlainDocuments()`` once.
     public struct Encryption: Sendable {
         enum Source: Sendable {
             case keyFile(String)
@@ -43,8 +53,10 @@ extension FileTokenStore {
 /// Seals and opens documents with one key.
 struct DocumentCipher: Sendable {
     static let algorithm = "A256GCM"
-    /// Binds every ciphertext to its purpose.
-    private static let associatedData = Data("swift-oauth2 token document".utf8)
+    /// The associated data of documents sealed before ciphertexts were bound to their record.
+    private static let unboundAssociatedData = Data("swift-oauth2 token document".utf8)
+    /// The `binding` member of a ciphertext bound to its record.
+    static let recordBinding = "record"
 
     let key: SymmetricKey
     /// A public name for the key: 16 hex digits of a hash of it.
@@ -68,11 +80,16 @@ struct DocumentCipher: Sendable {
         self.keyID = hasher.finalize().prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The `encrypted` member for `plaintext`.
-    func seal(_ plaintext: Data) throws -> JSONValue {
+    /// What a ciphertext of the record named `record` (a document's file name) authenticates.
+    private func associatedData(record: String) -> Data {
+        Data("swift-oauth2 token document\nkid=\(keyID)\nrecord=\(record)".utf8)
+    }
+
+    /// The `encrypted` member for `plaintext`, bound to the record named `record`.
+    func seal(_ plaintext: Data, record: String) throws -> JSONValue {
         let box: AES.GCM.SealedBox
         do {
-            box = try AES.GCM.seal(plaintext, using: key, authenticating: Self.associatedData)
+            box = try AES.GCM.seal(plaintext, using: key, authenticating: associatedData(record: record))
         } catch {
             throw TokenStoreError(.io, "encryption failed")
         }
@@ -80,19 +97,26 @@ struct DocumentCipher: Sendable {
         return .object([
             "alg": .string(Self.algorithm),
             "kid": .string(keyID),
+            "binding": .string(Self.recordBinding),
             "data": .string(combined.base64EncodedString()),
         ])
     }
 
-    /// The plain document inside an `encrypted` member.
+    /// The plain document inside an `encrypted` member of the record named `record`, and
+    /// whether it was sealed before binding (and should be sealed again).
     ///
     /// - Throws: ``TokenStoreError/Code/wrongKey`` when another key sealed it,
-    ///   ``TokenStoreError/Code/unsupportedVersion`` for an unknown algorithm, and
-    ///   ``TokenStoreError/Code/corrupt`` when it is malformed or fails authentication.
-    func open(_ member: JSONValue) throws -> Data {
+    ///   ``TokenStoreError/Code/unsupportedVersion`` for an unknown algorithm or binding, and
+    ///   ``TokenStoreError/Code/corrupt`` when it is malformed or fails authentication (as a
+    ///   ciphertext of another record does).
+    func open(_ member: JSONValue, record: String) throws -> (plaintext: Data, unbound: Bool) {
         guard let object = member.objectValue, let algorithm = object["alg"]?.stringValue,
             let kid = object["kid"]?.stringValue, let text = object["data"]?.stringValue
         else { throw TokenStoreError.corrupt("\"encrypted\" lacks alg, kid or data") }
+        let binding = object["binding"]?.stringValue
+        guard binding == nil || binding == Self.recordBinding else {
+            throw TokenStoreError(.unsupportedVersion, "bound as \"\(binding!.prefix(20))\", which this version cannot open")
+        }
         guard algorithm == Self.algorithm else {
             throw TokenStoreError(.unsupportedVersion, "encrypted with \"\(algorithm.prefix(20))\", which this version cannot open")
         }
@@ -102,10 +126,11 @@ struct DocumentCipher: Sendable {
         guard let combined = Data(base64Encoded: text), let box = try? AES.GCM.SealedBox(combined: combined) else {
             throw TokenStoreError.corrupt("\"encrypted.data\" is not a sealed box")
         }
-        guard let plaintext = try? AES.GCM.open(box, using: key, authenticating: Self.associatedData) else {
-            throw TokenStoreError.corrupt("authentication failed: the ciphertext was altered")
+        let associatedData = binding == nil ? Self.unboundAssociatedData : associatedData(record: record)
+        guard let plaintext = try? AES.GCM.open(box, using: key, authenticating: associatedData) else {
+            throw TokenStoreError.corrupt("authentication failed: the ciphertext was altered, or belongs to another record")
         }
-        return plaintext
+        return (plaintext, binding == nil)
     }
 
     /// Reads the key file at `path`, or creates it with 32 random bytes. Two processes that

@@ -43,9 +43,9 @@ public final class FileTokenStore: TokenStore {
     /// Opens (creating it if needed, mode 0700) the store in `directory`.
     ///
     /// A directory that exists keeps its permissions (make it 0700 if others can read it).
-    /// Removes temporary files that writers left when they died. With `encryption`, new
-    /// documents are encrypted; plain documents still load, and are encrypted when they
-    /// are next written.
+    /// Removes temporary files that writers left when they died. With `encryption`, every
+    /// document is encrypted and bound to its record, and a plain document is refused
+    /// (``TokenStoreError/Code/unencrypted``) until ``encryptPlainDocuments()`` adopts it.
     ///
     /// - Throws: ``TokenStoreError`` — ``TokenStoreError/Code/io`` when the directory
     ///   cannot be created, ``TokenStoreError/Code/invalidEncryptionKey`` when the key is
@@ -86,12 +86,13 @@ public final class FileTokenStore: TokenStore {
     ///
     /// A document in the previous schema version is rewritten in the current one once it
     /// has loaded (if that rewrite fails, the old document stays and loads next time); so
-    /// is a plain document when the store encrypts.
+    /// is a document encrypted before ciphertexts were bound to their record.
     ///
     /// - Throws: ``TokenStoreError``: ``TokenStoreError/Code/corrupt`` (the file was moved
     ///   to ``TokenStoreError/preservedPath``; the next load returns `nil`),
     ///   ``TokenStoreError/Code/wrongKey``, ``TokenStoreError/Code/unsupportedVersion``,
-    ///   ``TokenStoreError/Code/conflict`` (the file holds another key), or
+    ///   ``TokenStoreError/Code/unencrypted`` (a plain document in a store that encrypts;
+    ///   left in place), ``TokenStoreError/Code/conflict`` (the file holds another key), or
     ///   ``TokenStoreError/Code/io``.
     public func load(_ key: SessionKey) async throws -> StoredSession? {
         let path = fileURL(for: key).path
@@ -99,7 +100,7 @@ public final class FileTokenStore: TokenStore {
         guard document.session.key == key else {
             throw TokenStoreError(.conflict, "the document for \(key) holds \(document.session.key)", path: path)
         }
-        if document.isLegacy || (cipher != nil && !file.wasEncrypted) {
+        if document.isLegacy || file.isUnbound {
             // Only after a successful load; best effort: the old document still loads.
             try? await rewrite(path, ifStill: file.bytes)
         }
@@ -112,6 +113,8 @@ public final class FileTokenStore: TokenStore {
     /// - Throws: ``TokenStoreError``: ``TokenStoreError/Code/wrongKey`` or
     ///   ``TokenStoreError/Code/unsupportedVersion`` when the document in place cannot be
     ///   read and must not be lost (remove it first to replace it),
+    ///   ``TokenStoreError/Code/unencrypted`` (a plain document where this encrypting store
+    ///   would write; left in place),
     ///   ``TokenStoreError/Code/conflict``, or ``TokenStoreError/Code/io`` (the previous
     ///   document is then still in place).
     public func save(_ session: StoredSession) async throws {
@@ -134,9 +137,40 @@ public final class FileTokenStore: TokenStore {
                         envelope = outer
                     }
                 }
-                try PosixFile.replace(path, with: try self.encode(document, envelope: envelope))
+                try PosixFile.replace(path, with: try self.encode(document, envelope: envelope, path: path))
             }
         }
+    }
+
+    /// Encrypts, in a store that encrypts, every plain document whose file name matches its
+    /// key — the documents of a store that was plain until encryption was turned on. Call it
+    /// once, on purpose: until then those documents are refused
+    /// (``TokenStoreError/Code/unencrypted``), because a plain file could have been planted.
+    ///
+    /// - Returns: how many documents were encrypted (0 for a store that does not encrypt).
+    /// - Throws: ``TokenStoreError`` as ``load(_:)`` does, for the first document that fails.
+    @discardableResult
+    public func encryptPlainDocuments() async throws -> Int {
+        guard cipher != nil else { return 0 }
+        let names = try await BlockingIO.run { [directoryPath] in
+            try PosixFile.list(directoryPath).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
+        }
+        var count = 0
+        for name in names {
+            let path = directoryPath + "/" + name
+            let encrypted = try await locks.lock(writeLockPath(path)).withLock {
+                try await BlockingIO.run { () -> Bool in
+                    guard let file = try self.read(path, acceptPlain: true), file.isPlain,
+                        case .document(let document, let envelope) = file.content,
+                        Self.fileName(for: document.session.key) == name
+                    else { return false }
+                    try PosixFile.replace(path, with: try self.encode(document, envelope: envelope, path: path))
+                    return true
+                }
+            }
+            if encrypted { count += 1 }
+        }
+        return count
     }
 
     /// Removes the document for `key`, whatever it holds; a missing document is not an error.
@@ -194,44 +228,57 @@ public final class FileTokenStore: TokenStore {
     private struct File {
         var bytes: Data
         var content: Content
-        var wasEncrypted: Bool
+        /// A plain document (only read so from a store that encrypts by ``encryptPlainDocuments()``).
+        var isPlain = false
+        /// Encrypted before ciphertexts were bound to their record: to be sealed again.
+        var isUnbound = false
     }
 
     /// Reads and decodes the file at `path`; `nil` when it does not exist. A corrupt file is
-    /// a value, so that the caller can move it aside; other problems throw.
-    private func read(_ path: String) throws -> File? {
+    /// a value, so that the caller can move it aside; other problems throw — a plain
+    /// document in a store that encrypts among them, unless `acceptPlain`.
+    private func read(_ path: String, acceptPlain: Bool = false) throws -> File? {
         guard let (bytes, complete) = try PosixFile.readPrefix(path, limit: PosixFile.maximumDocumentSize) else { return nil }
         guard complete else {
             let error = TokenStoreError.corrupt("larger than \(PosixFile.maximumDocumentSize) bytes: not a token document")
-            return File(bytes: bytes, content: .corrupt(error), wasEncrypted: false)
+            return File(bytes: bytes, content: .corrupt(error))
         }
         guard let object = JSONValue.parseObject(bytes) else {
-            return File(bytes: bytes, content: .corrupt(.corrupt("not a JSON object")), wasEncrypted: false)
+            return File(bytes: bytes, content: .corrupt(.corrupt("not a JSON object")))
         }
+        var file = File(bytes: bytes, content: .corrupt(.corrupt("unread")))
         var plaintext = bytes
         var envelope: [String: JSONValue] = [:]
-        let encrypted = object["encrypted"]
-        if let encrypted {
+        if let encrypted = object["encrypted"] {
             guard let cipher else {
                 throw TokenStoreError(.wrongKey, "the document is encrypted and this store has no key", path: path)
             }
             do {
-                plaintext = try cipher.open(encrypted)
+                (plaintext, file.isUnbound) = try cipher.open(encrypted, record: (path as NSString).lastPathComponent)
             } catch let error as TokenStoreError where error.code == .corrupt {
-                return File(bytes: bytes, content: .corrupt(error), wasEncrypted: true)
+                file.content = .corrupt(error)
+                return file
             } catch let error as TokenStoreError {
                 throw error.at(path)
             }
             envelope = object.filter { $0.key != "encrypted" && $0.key != "version" }
+        } else if cipher != nil {
+            guard acceptPlain else {
+                throw TokenStoreError(
+                    .unencrypted,
+                    "a plain document where this store keeps encrypted ones: not read and left in place (remove it, or adopt plain documents with encryptPlainDocuments())",
+                    path: path)
+            }
+            file.isPlain = true
         }
         do {
-            let document = try TokenDocument(data: plaintext)
-            return File(bytes: bytes, content: .document(document, envelope: envelope), wasEncrypted: encrypted != nil)
+            file.content = .document(try TokenDocument(data: plaintext), envelope: envelope)
         } catch let error as TokenStoreError where error.code == .corrupt {
-            return File(bytes: bytes, content: .corrupt(error), wasEncrypted: encrypted != nil)
+            file.content = .corrupt(error)
         } catch let error as TokenStoreError {
             throw error.at(path)
         }
+        return file
     }
 
     /// Reads the document at `path` (`nil` when there is none). A corrupt file is moved
@@ -246,14 +293,14 @@ public final class FileTokenStore: TokenStore {
         throw TokenStoreError(.io, "the document kept changing while it was read", path: path)
     }
 
-    /// The bytes to write for `document`: plain, or sealed in an envelope that keeps the
-    /// members `envelope` holds.
-    private func encode(_ document: TokenDocument, envelope: [String: JSONValue]) throws -> Data {
+    /// The bytes to write at `path` for `document`: plain, or sealed (bound to the file's
+    /// name) in an envelope that keeps the members `envelope` holds.
+    private func encode(_ document: TokenDocument, envelope: [String: JSONValue], path: String) throws -> Data {
         let plaintext = try document.encoded()
         guard let cipher else { return plaintext }
         var object = envelope
         object["version"] = .integer(Int64(TokenDocument.currentVersion))
-        object["encrypted"] = try cipher.seal(plaintext)
+        object["encrypted"] = try cipher.seal(plaintext, record: (path as NSString).lastPathComponent)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(object)
@@ -278,7 +325,7 @@ public final class FileTokenStore: TokenStore {
                 guard let file = try self.read(path), file.bytes == bytes,
                     case .document(let document, let envelope) = file.content
                 else { return }
-                try PosixFile.replace(path, with: try self.encode(document, envelope: envelope))
+                try PosixFile.replace(path, with: try self.encode(document, envelope: envelope, path: path))
             }
         }
     }

@@ -32,6 +32,10 @@ public struct TokenStoreError: Error, Sendable, CustomStringConvertible {
         /// A stored record is encrypted with a different key than the store's, or the store
         /// has no key for an encrypted record.
         public static let wrongKey = Code(rawValue: "wrong_key")
+        /// A store that encrypts found a plain record where one of its records belongs —
+        /// planted, or left from before encryption was turned on. It is neither read nor
+        /// replaced; ``FileTokenStore/encryptPlainDocuments()`` adopts such records on purpose.
+        public static let unencrypted = Code(rawValue: "unencrypted")
         /// The encryption key is unusable: not 32 bytes, or a key file others can read.
         public static let invalidEncryptionKey = Code(rawValue: "invalid_encryption_key")
         /// The record stored where `key` belongs names another key.
