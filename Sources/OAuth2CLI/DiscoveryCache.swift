@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import OAuth2
+@_spi(Tooling) import OAuth2
 
 /// Discovered server metadata kept on disk between commands, so that a command answered
 /// from the token store (`oauth2 token` with a valid token) sends nothing at all: each
@@ -43,12 +43,10 @@ struct DiscoveryCache {
     /// Keeps `metadata` as fetched now; failures are ignored (the next command fetches again).
     func save(_ metadata: ServerMetadata, for issuer: URL, now: Date = Date()) {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let url = file(for: issuer)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            try encoder.encode(Entry(issuer: issuer.absoluteString, fetchedAt: now, metadata: metadata)).write(to: url, options: .atomic)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+            try PrivateFile.write(
+                try encoder.encode(Entry(issuer: issuer.absoluteString, fetchedAt: now, metadata: metadata)), to: file(for: issuer))
         } catch {}
     }
 }

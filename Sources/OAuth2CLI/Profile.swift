@@ -1,5 +1,5 @@
 import Foundation
-import OAuth2
+@_spi(Tooling) import OAuth2
 
 /// What a profile saves (README: "What a profile saves"): how to reach the server and who
 /// the client is — never a token, a client secret or a password.
@@ -96,12 +96,10 @@ struct ProfileStore {
 
     func save(_ profile: Profile, as name: String) throws {
         try Self.validate(name: name)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let url = url(for: name)
-        try encoder.encode(profile).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        // Created private (0600, in a 0700 directory), never widened then narrowed.
+        try PrivateFile.write(try encoder.encode(profile), to: url(for: name))
     }
 
     func remove(_ name: String) throws {

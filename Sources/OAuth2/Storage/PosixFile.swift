@@ -243,3 +243,18 @@ extension PosixFile {
         #endif
     }
 }
+
+/// Private files written the way the file stores write theirs, for the `oauth2` tool's
+/// profiles and caches. Not part of the library's API (`@_spi(Tooling)`).
+@_spi(Tooling)
+public enum PrivateFile {
+    /// Replaces the file at `url` with `data`, atomically and durably: a temporary file
+    /// created with mode 0600 (never wider, whatever the umask), `fsync`ed and renamed over
+    /// `url`. The file's directory is created with mode 0700 when it does not exist.
+    ///
+    /// - Throws: ``TokenStoreError/Code/io`` naming the failed call.
+    public static func write(_ data: Data, to url: URL) throws {
+        try PosixFile.makeDirectory(url.deletingLastPathComponent().path)
+        try PosixFile.replace(url.path, with: data)
+    }
+}
