@@ -142,6 +142,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/OAuth2TestSupport",
             swiftSettings: strictSettings
@@ -150,7 +151,7 @@ let package = Package(
         // while writing), cross-process locks, sessions sharing a store. `OAuth2TestWorker <subcommand> ...`.
         .executableTarget(
             name: "OAuth2TestWorker",
-            dependencies: ["OAuth2", "OAuth2SecretService", .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: ["OAuth2", "OAuth2SecretService", "OAuth2TestSupport", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Tests/OAuth2TestWorker",
             swiftSettings: strictSettings
         ),

@@ -439,21 +439,45 @@ check glewlwyd "register: invalid metadata is refused (1)" 1 "$BIN" --profile ba
   --redirect-uri "http://127.0.0.1:1/callback" --auth-method no_such_method
 expect "the typed error is on stderr" grep -q "invalid_client_metadata" "$WORK/err"
 
-echo "== Faults: a server that drips its answer"
-# The response head at once, then one byte every 0.5 s: the whole exchange is bounded by
-# --http-timeout (default 30 s), not by the wait for each byte. `timeout 60` only catches a hang.
-"$HERE/drip-server.py" >"$WORK/drip-port" &
-drip_pid=$!
-for _ in $(seq 50); do [ -s "$WORK/drip-port" ] && break; sleep 0.1; done
-DRIP="http://127.0.0.1:$(head -n 1 "$WORK/drip-port")"
-check fault "discover --http-timeout 2 against a dripping server: transient (3)" 3 timeout 60 "$BIN" --http-timeout 2 discover "$DRIP"
-expect "the error says the deadline passed" grep -q "timeout.*No complete answer within 2 s" "$WORK/err"
-check fault "token --http-timeout 2 against a dripping token endpoint: transient (3)" 3 timeout 60 "$BIN" --profile drip \
-  --store memory token --grant client_credentials --token-endpoint "$DRIP/token" --client-id drip --client-secret-file "$WORK/cc-credential" \
-  --http-timeout 2
-expect "no secret in the message" sh -c "! grep -qF -- \"\$(cat '$WORK/cc-credential')\" '$WORK/err'"
-check fault "--http-timeout 0 is a usage error (2)" 2 "$BIN" --http-timeout 0 discover "$DRIP"
-kill "$drip_pid" 2>/dev/null; wait "$drip_pid" 2>/dev/null
+echo "== Faults: the fault suite's scenarios (docs/fault-suite.md) against the tool"
+# OAuth2TestWorker fault-server serves every FaultScenario and prints "<name> <url> <exit>".
+# Each against the token endpoint (client credentials: the documented exit status, no secret
+# in the -vv log, nothing stored), and the transport faults against an API called with a
+# stored token (exit 3, the store byte-identical). SSL_CERT_FILE trusts the suite's CA, so
+# that a TLS case fails for its own defect. `timeout 60` only catches a hang.
+WORKER=${OAUTH2_TEST_WORKER:?e2e.sh needs OAUTH2_TEST_WORKER, the OAuth2TestWorker binary (scripts/test sets it)}
+FAULT_CA=$HERE/../Fixtures/tls/ca.pem
+"$WORKER" fault-server >"$WORK/faults" &
+fault_pid=$!
+for _ in $(seq 100); do grep -q '^ready$' "$WORK/faults" 2>/dev/null && break; sleep 0.1; done
+grep -q '^ready$' "$WORK/faults" || { failures=$((failures + 1)); echo "FAIL   the fault server did not start"; }
+check dot "fault-machine: a stored token for the API checks" 0 "$BIN" --profile fault-machine --store file token --grant client_credentials \
+  --issuer "$DOT" --client-id "${OAUTH2_TEST_DOT_CC_ID:-cc}" --client-secret-file "$WORK/cc-credential" --scope read
+store_sum() { find "$OAUTH2_CONFIG_DIR/tokens" -type f -name '*.json' -exec sha256sum {} + | sort; }
+while read -r name url want; do
+  [ "$name" = ready ] && continue
+  check fault "token: $name (exit $want)" "$want" timeout 60 env SSL_CERT_FILE="$FAULT_CA" "$BIN" -vv --http-timeout 2 \
+    --profile "f-$name" --store file token --grant client_credentials --token-endpoint "$url/token" --client-id fault-client \
+    --client-secret-file "$WORK/cc-credential"
+  expect "$name: no secret in the -vv log" sh -c "! grep -qF -- \"\$(cat '$WORK/cc-credential')\" '$WORK/err'"
+  expect "$name: nothing stored" sh -c "! ls '$OAUTH2_CONFIG_DIR/tokens' | grep -q '^f-$name-'"
+  [ "$name" != dripping ] || expect "dripping: the error says the deadline passed" grep -q "No complete answer within 2 s" "$WORK/err"
+  case "$name" in
+    connection-refused|reset-*|no-answer|dripping|short-body|truncated-chunked|tls-*)
+      before=$(store_sum)
+      check fault "request to an API: $name (3)" 3 timeout 60 env SSL_CERT_FILE="$FAULT_CA" "$BIN" -vv --http-timeout 2 \
+        --profile fault-machine request "$url/api"
+      expect "$name: the stored tokens are byte-identical" test "$(store_sum)" = "$before"
+      expect "$name: no token in the -vv log" sh -c "! grep -qF -- \"\$('$BIN' --profile fault-machine token)\" '$WORK/err'"
+      ;;
+  esac
+done <"$WORK/faults"
+# DNS: in a network namespace of its own (unshare -n) the tool has no network at all, so the
+# name cannot resolve and no query leaves the machine.
+check fault "token: dns-failure (3)" 3 timeout 60 unshare -n "$BIN" --http-timeout 5 --profile f-dns --store memory token \
+  --grant client_credentials --token-endpoint https://id.example.com/token --client-id fault-client --client-secret-file "$WORK/cc-credential"
+check fault "--http-timeout 0 is a usage error (2)" 2 "$BIN" --http-timeout 0 discover "http://127.0.0.1:1"
+kill "$fault_pid" 2>/dev/null; wait "$fault_pid" 2>/dev/null
 
 echo "e2e: $passed passed, $failures failed"
 [ "$failures" = 0 ]

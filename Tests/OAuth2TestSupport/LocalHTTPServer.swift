@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// A real HTTP/1.1 server on 127.0.0.1 for tests that need a peer on a socket: a
 /// misbehaving provider, a resource server that counts requests, a server that resets or
@@ -42,6 +43,14 @@ public final class LocalHTTPServer: Sendable {
         case drip(HTTPResponse, Data, every: Duration)
         /// Send the head declaring `declaredLength` bytes, then `data` (fewer), then close.
         case truncated(HTTPResponse, Data, declaredLength: Int)
+        /// Reset the connection (TCP RST) without answering.
+        case reset
+        /// Send the head (with the body's full length) and the first `after` bytes of the
+        /// body, then reset the connection.
+        case resetMidBody(HTTPResponse, Data, after: Int)
+        /// Send the head with `Transfer-Encoding: chunked` and one chunk of `data`, then close
+        /// without the last chunk.
+        case truncatedChunked(HTTPResponse, Data)
 
         /// A JSON answer.
         public static func json(_ status: Int = 200, _ body: String, headers: HTTPFields = [:]) -> Reply {
@@ -69,11 +78,12 @@ public final class LocalHTTPServer: Sendable {
     public var acceptedConnections: Int { connections.counts.accepted }
     /// Connections closed so far, by either side.
     public var closedConnections: Int { connections.counts.closed }
-    /// `http://127.0.0.1:<port>`.
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    private let scheme: String
+    /// `http://127.0.0.1:<port>` (`https` with TLS).
+    public var baseURL: URL { URL(string: "\(scheme)://127.0.0.1:\(port)")! }
 
-    /// Starts a server on an ephemeral port.
-    public init(threads: Int = 2, handler: @escaping Handler) async throws {
+    /// Starts a server on an ephemeral port; with `tls`, it speaks HTTPS (see ``TestTLS``).
+    public init(threads: Int = 2, tls: NIOSSLContext? = nil, handler: @escaping Handler) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let connections = ConnectionCounter()
         let bootstrap = ServerBootstrap(group: group)
@@ -82,7 +92,11 @@ public final class LocalHTTPServer: Sendable {
             .childChannelInitializer { channel in
                 connections.accepted()
                 channel.closeFuture.whenComplete { _ in connections.closed() }
-                return channel.pipeline.configureHTTPServerPipeline().flatMap {
+                return channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+                }.flatMap {
+                    channel.pipeline.configureHTTPServerPipeline()
+                }.flatMap {
                     channel.pipeline.addHandler(RequestHandler(handler: handler))
                 }
             }
@@ -93,6 +107,7 @@ public final class LocalHTTPServer: Sendable {
             throw error
         }
         self.group = group
+        self.scheme = tls == nil ? "http" : "https"
         self.connections = connections
         self.port = channel.localAddress?.port ?? 0
     }
@@ -105,9 +120,9 @@ public final class LocalHTTPServer: Sendable {
 
     /// Runs `body` with a server, and shuts it down afterwards.
     public static func with<T>(
-        handler: @escaping Handler, _ body: (LocalHTTPServer) async throws -> T
+        tls: NIOSSLContext? = nil, handler: @escaping Handler, _ body: (LocalHTTPServer) async throws -> T
     ) async throws -> T {
-        let server = try await LocalHTTPServer(handler: handler)
+        let server = try await LocalHTTPServer(tls: tls, handler: handler)
         do {
             let value = try await body(server)
             await server.shutdown()
@@ -184,6 +199,25 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
             buffer.writeBytes(data)
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { _ in channel.close(promise: nil) }
+        case .reset:
+            Self.reset(context.channel)
+        case .resetMidBody(let response, let data, let after):
+            writeHead(response, length: data.count, keepAlive: false, context: context)
+            var buffer = context.channel.allocator.buffer(capacity: after)
+            buffer.writeBytes(data.prefix(after))
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { _ in Self.reset(channel) }
+        case .truncatedChunked(let response, let data):
+            var headers = HTTPHeaders()
+            for field in response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
+            headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
+            let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status.code), headers: headers)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            var buffer = context.channel.allocator.buffer(capacity: data.count)
+            buffer.writeBytes(data)
+            let channel = context.channel
+            // The encoder frames this chunk; the terminating chunk never comes.
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { _ in channel.close(promise: nil) }
         case .response(let response, let data):
             writeHead(response, length: data.count, keepAlive: keepAlive, context: context)
             var buffer = context.channel.allocator.buffer(capacity: data.count)
@@ -195,6 +229,15 @@ private final class RequestHandler: ChannelInboundHandler, @unchecked Sendable {
                 done.whenComplete { _ in channel.close(promise: nil) }
             }
         }
+    }
+
+    /// Closes `channel` with a TCP RST (SO_LINGER 0) instead of a FIN.
+    private static func reset(_ channel: any Channel) {
+        guard let socket = channel as? any SocketOptionProvider else {
+            channel.close(promise: nil)
+            return
+        }
+        socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     private func writeHead(_ response: HTTPResponse, length: Int, keepAlive: Bool, context: ChannelHandlerContext) {

@@ -21,6 +21,12 @@
 //       Prints "available", or "unavailable <code>" and the reason.
 //   keyring-save <issuer> <client-id> <account> <access-token>
 //       Saves a session with that access token in the desktop keyring.
+//   fault-server
+//       Serves every FaultScenario (OAuth2TestSupport) on 127.0.0.1 for the CLI's fault
+//       checks: prints "<scenario> <base URL> <the tool's exit status>" per scenario (the
+//       DNS case excepted), then
+//       "ready", and runs until killed. Plain HTTP cases share one server, by first path
+//       segment (<base URL> ends with it); each TLS case has its own server.
 //   get <url>
 //       Sends GET <url> with a new URLSessionTransport (so with the process environment's
 //       proxy variables) and prints "status <code>".
@@ -30,6 +36,7 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2SecretService
+import OAuth2TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -126,6 +133,37 @@ do {
         let key = SessionKey(issuer: arguments[1], clientID: arguments[2], account: arguments[3])
         try await SecretServiceTokenStore().save(StoredSession(key: key, tokens: TokenSet(accessToken: arguments[4])))
         say("saved")
+
+    case "fault-server":
+        var servers: [LocalHTTPServer] = []
+        var listeners: [SilentListener] = []
+        let shared = try await LocalHTTPServer { request in
+            let name = request.path.split(separator: "/").first.map(String.init) ?? ""
+            guard let scenario = FaultScenario(rawValue: name), case .http(let reply) = scenario.setup else { return .json(404, "{}") }
+            return reply
+        }
+        servers.append(shared)
+        for scenario in FaultScenario.allCases {
+            switch scenario.setup {
+            case .http:
+                say("\(scenario.rawValue) \(shared.baseURL.absoluteString)/\(scenario.rawValue) \(scenario.outcome.exitStatus)")
+            case .tls(let certificate):
+                let server = try await LocalHTTPServer(tls: try TestTLS.context(certificate)) { _ in FaultScenario.tokenReply }
+                servers.append(server)
+                say("\(scenario.rawValue) \(server.baseURL.absoluteString) \(scenario.outcome.exitStatus)")
+            case .refused:
+                say("\(scenario.rawValue) http://127.0.0.1:\(try refusedPort()) \(scenario.outcome.exitStatus)")
+            case .silentTLS:
+                let listener = try await SilentListener()
+                listeners.append(listener)
+                say("\(scenario.rawValue) https://127.0.0.1:\(listener.port) \(scenario.outcome.exitStatus)")
+            case .unresolvable:
+                continue
+            }
+        }
+        say("ready")
+        withExtendedLifetime((servers, listeners)) {}
+        while true { try await Task.sleep(for: .seconds(3600)) }
 
     case "get":
         guard arguments.count == 2, let url = URL(string: arguments[1]) else { fail("usage: get <url>", status: 64) }
