@@ -70,6 +70,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             decompression: .enabled(limit: .size(options.maximumResponseSize))
         )
         configuration.httpVersion = .automatic
+        // A refused connection or a failed TLS handshake is reported at once, not retried
+        // until the connect timeout (AsyncHTTPClient's default): the caller learns what
+        // failed (a certificate, not "timeout"), and RetryPolicy decides what is repeated.
+        configuration.connectionPool.retryConnectionEstablishment = false
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let proxies = proxies ?? ProxyEnvironment(environment: environment)
         var proxied: [ProxyEnvironment.Proxy: HTTPClient] = [:]
@@ -86,8 +90,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         self.options = options
     }
 
-    /// Wraps an `HTTPClient` you own (and shut down). Configure it not to follow redirects
-    /// (and with its proxy, if any: ``proxies`` is empty).
+    /// Wraps an `HTTPClient` you own (and shut down). Configure it not to follow redirects,
+    /// not to retry establishing connections (`connectionPool.retryConnectionEstablishment
+    /// = false`, or a TLS failure surfaces as a timeout), and with its proxy, if any
+    /// (``proxies`` is empty).
     public init(client: HTTPClient, options: TransportOptions = TransportOptions()) {
         self.client = client
         self.proxied = [:]

@@ -186,3 +186,24 @@ final class Flag: @unchecked Sendable {
         set { lock.withLock { state = newValue } }
     }
 }
+
+/// docs/fault-suite.md lists every scenario with the outcome the suite checks.
+@Suite struct FaultSuiteDocumentTests {
+    @Test func theTableListsEveryScenarioWithItsOutcome() throws {
+        let document = TestTLS.directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/fault-suite.md")
+        let rows = try String(contentsOf: document, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("| ") }
+        for scenario in FaultScenario.allCases {
+            let row = try #require(rows.first { $0.hasPrefix("| \(scenario.rawValue) |") }, "\(scenario.rawValue) is missing")
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let outcome = scenario.outcome
+            #expect(cells[1] == scenario.summary)
+            #expect(cells[2].hasPrefix("`\(outcome.code)`"))
+            if let userInfo = outcome.userInfoCode { #expect(cells[2].contains("UserInfo: `\(userInfo)`")) }
+            #expect(cells[3] == (outcome.isTransient ? "yes" : "no"))
+            #expect(cells[4] == (outcome.retryAfter.map { String(Int($0)) } ?? "—"))
+            #expect(cells[5] == String(outcome.exitStatus))
+        }
+        #expect(rows.count == FaultScenario.allCases.count + 1, "the header and one row per scenario")
+    }
+}

@@ -107,6 +107,8 @@ public final class URLSessionTransport: HTTPTransport {
             .serverCertificateNotYetValid, .secureConnectionFailed, .clientCertificateRejected,
             .clientCertificateRequired:
             code = .tls
+        case .unknown where isCurlTLSFailure(urlError.localizedDescription):
+            code = .tls
         default:
             code = .network
         }
@@ -117,6 +119,17 @@ public final class URLSessionTransport: HTTPTransport {
             underlyingError: urlError
         )
     }
+}
+
+/// Whether a `URLError.unknown` is a TLS failure. On Linux, FoundationNetworking maps
+/// libcurl's TLS errors (an untrusted, expired or misnamed certificate, a failed handshake)
+/// to `.unknown` and keeps only curl's message, which names SSL or the certificate.
+private func isCurlTLSFailure(_ message: String) -> Bool {
+    #if canImport(FoundationNetworking)
+    return message.contains("SSL") || message.localizedCaseInsensitiveContains("certificate")
+    #else
+    return false
+    #endif
 }
 
 /// Refuses every redirect: the response of the first hop is returned as it is.
