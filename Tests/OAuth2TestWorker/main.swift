@@ -27,6 +27,11 @@
 //       DNS case excepted), then
 //       "ready", and runs until killed. Plain HTTP cases share one server, by first path
 //       segment (<base URL> ends with it); each TLS case has its own server.
+//   full-disk <dir>
+//       <dir> is a small, empty file system (scripts mount a tmpfs there). Saves a session
+//       in a FileTokenStore at <dir>/tokens, fills the file system, saves a 64 KB session
+//       over it, and prints "refused <code> errno <n>", "kept <access token>" and
+//       "leftovers <temporary files left>".
 //   get <url>
 //       Sends GET <url> with a new URLSessionTransport (so with the process environment's
 //       proxy variables) and prints "status <code>".
@@ -164,6 +169,27 @@ do {
         say("ready")
         withExtendedLifetime((servers, listeners)) {}
         while true { try await Task.sleep(for: .seconds(3600)) }
+
+    case "full-disk":
+        guard arguments.count == 2 else { fail("usage: full-disk <dir>", status: 64) }
+        let directory = URL(fileURLWithPath: arguments[1]).appendingPathComponent("tokens")
+        let store = try FileTokenStore(directory: directory)
+        let key = SessionKey(issuer: "https://disk.example", clientID: "writer")
+        try await store.save(StoredSession(key: key, tokens: TokenSet(accessToken: "before-the-disk-filled")))
+        // Fill the file system: a filler file until the next write fails.
+        let filler = open(arguments[1] + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let chunk = [UInt8](repeating: 0x2e, count: 4096)
+        while chunk.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+        close(filler)
+        do {
+            try await store.save(StoredSession(key: key, tokens: TokenSet(accessToken: String(repeating: "x", count: 65_536))))
+            say("saved")
+        } catch let error as TokenStoreError {
+            say("refused \(error.code) errno \(error.systemError ?? 0)")
+        }
+        say("kept \(try await store.load(key)?.tokens.accessToken ?? "nothing")")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        say("leftovers \(names.filter { $0.contains(".tmp-") }.count)")
 
     case "get":
         guard arguments.count == 2, let url = URL(string: arguments[1]) else { fail("usage: get <url>", status: 64) }

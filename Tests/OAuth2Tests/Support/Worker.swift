@@ -23,10 +23,11 @@ enum Worker {
         return directory.appendingPathComponent("OAuth2TestWorker")
     }
 
-    /// Starts the worker with `arguments`; its standard output goes to the returned pipe.
-    static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> (Process, Pipe) {
+    /// Starts the worker (or `executable`, which starts it) with `arguments`; its standard
+    /// output goes to the returned pipe.
+    static func start(_ arguments: [String], environment: [String: String]? = nil, executable: URL? = nil) throws -> (Process, Pipe) {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable ?? url
         process.arguments = arguments
         if let environment { process.environment = environment }
         let output = Pipe()
@@ -37,9 +38,11 @@ enum Worker {
     }
 
     /// Runs the worker to its end; returns its exit status and standard output.
-    static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: String) {
+    static func run(
+        _ arguments: [String], environment: [String: String]? = nil, executable: URL? = nil
+    ) async throws -> (status: Int32, output: String) {
         try await onThread {
-            let (process, output) = try start(arguments, environment: environment)
+            let (process, output) = try start(arguments, environment: environment, executable: executable)
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: data, as: UTF8.self))
