@@ -1,11 +1,17 @@
 // A child process for tests that need more than one process. The first argument names
 // what it does:
 //
-//   write-loop <dir> <first-seq>
+//   write-loop <dir> <first-seq> [<account>]
 //       Saves, in the FileTokenStore at <dir>, session "https://crash.example"/"writer"
-//       with sequence numbers first-seq, first-seq+1, … forever, each document over 64 KB
-//       (the access token is a pattern that repeats the number). Prints each number on its
-//       own line once its save has returned. Killed by the test.
+//       (of <account>, default none) with sequence numbers first-seq, first-seq+1, …
+//       forever, each document over 64 KB (the access token is a pattern that repeats the
+//       number). Prints each number on its own line once its save has returned. Killed by
+//       the test.
+//   migrate-loop <dir> <first-seq> <account>
+//       The same session of <account>, forever: writes it as a version-1 document (the
+//       flat layout of 0.0.x, by an atomic rename, as that version did), then loads it
+//       through the FileTokenStore at <dir>, which migrates it to version 2, then prints
+//       the number. Killed by the test.
 //   increment <dir> <times> <pause-ms>
 //       <times> times, inside withExclusiveAccess for session "https://lock.example"/"counter":
 //       loads the counter (additionalFields["count"]), waits <pause-ms>, saves it plus one.
@@ -67,11 +73,11 @@ guard let command = arguments.first else {
 
 /// The session of the crash test for sequence number `seq`: over 64 KB, every byte
 /// predictable from `seq`, so a torn or mixed write cannot go unnoticed.
-func crashTestSession(_ seq: Int64) -> StoredSession {
+func crashTestSession(_ seq: Int64, account: String = "") -> StoredSession {
     let unit = "seq=\(seq);"
     let token = String(repeating: unit, count: 65_536 / unit.utf8.count + 1)
     return StoredSession(
-        key: SessionKey(issuer: "https://crash.example", clientID: "writer"),
+        key: SessionKey(issuer: "https://crash.example", clientID: "writer", account: account),
         tokens: TokenSet(
             accessToken: token, refreshToken: "refresh-\(seq)", expiresAt: Date(timeIntervalSince1970: 1_800_000_000 + Double(seq)),
             issuedAt: Date(timeIntervalSince1970: 1_700_000_000)),
@@ -82,12 +88,33 @@ func crashTestSession(_ seq: Int64) -> StoredSession {
 do {
     switch command {
     case "write-loop":
-        guard arguments.count == 3, var seq = Int64(arguments[2]) else {
-            fail("usage: write-loop <dir> <first-seq>", status: 64)
+        guard arguments.count == 3 || arguments.count == 4, var seq = Int64(arguments[2]) else {
+            fail("usage: write-loop <dir> <first-seq> [<account>]", status: 64)
         }
+        let account = arguments.count == 4 ? arguments[3] : ""
         let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
         while true {
-            try await store.save(crashTestSession(seq))
+            try await store.save(crashTestSession(seq, account: account))
+            say(String(seq))
+            seq += 1
+        }
+
+    case "migrate-loop":
+        guard arguments.count == 4, var seq = Int64(arguments[2]) else {
+            fail("usage: migrate-loop <dir> <first-seq> <account>", status: 64)
+        }
+        let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
+        let key = SessionKey(issuer: "https://crash.example", clientID: "writer", account: arguments[3])
+        while true {
+            let session = crashTestSession(seq, account: arguments[3])
+            let version1: [String: Any] = [
+                "issuer": key.issuer, "client_id": key.clientID, "account": key.account,
+                "access_token": session.tokens.accessToken, "token_type": "bearer",
+                "refresh_token": session.tokens.refreshToken ?? "", "expires_at": Int(session.tokens.expiresAt!.timeIntervalSince1970),
+                "obtained_at": Int(session.updatedAt.timeIntervalSince1970),
+            ]
+            try JSONSerialization.data(withJSONObject: version1).write(to: store.fileURL(for: key), options: .atomic)
+            guard try await store.load(key)?.tokens.accessToken == session.tokens.accessToken else { fail("the migrated document changed") }
             say(String(seq))
             seq += 1
         }
