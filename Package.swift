@@ -134,6 +134,11 @@ let package = Package(
         .executableTarget(name: "FuzzJWS", dependencies: ["OAuth2"], path: "Fuzz/FuzzJWS"),
         .executableTarget(name: "FuzzJWKS", dependencies: ["OAuth2"], path: "Fuzz/FuzzJWKS"),
         .executableTarget(name: "FuzzClaims", dependencies: ["OAuth2"], path: "Fuzz/FuzzClaims"),
+        .executableTarget(
+            name: "FuzzFormats",
+            dependencies: ["OAuth2", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Fuzz/FuzzFormats"
+        ),
         .target(
             name: "OAuth2TestSupport",
             dependencies: [

@@ -3,7 +3,7 @@ import Foundation
 /// Where the tool reads a secret given to it — a client secret, a token to exchange, a JWT
 /// to decode: from a file, from stdin, or from the command line.
 ///
-/// A file is read with `open(2)` and `read(2)` until its end, so any readable path works: a
+/// A file is read through a `FileHandle` until its end, so any readable path works: a
 /// regular file, a FIFO, `/dev/stdin`, or a pipe made by the shell (`<(pass show app)`).
 /// The command-line form still works but warns once on stderr, since `ps` shows the
 /// arguments of every process to every user, and shells keep them in their history.

@@ -75,7 +75,13 @@ struct HTTPPipeline: Sendable {
                 return nil  // the deadline passed first
             }
             defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
+            let first: T??
+            do {
+                first = try await group.next()
+            } catch {
+                throw Self.map(error)  // the caller's cancellation may reach the sleeper first
+            }
+            guard let first, let value = first else {
                 throw OAuth2Error(
                     .timeout, source: .transport,
                     message: "No complete answer within \(Self.describe(deadline)) (connection, headers and body); the request was abandoned and its connection closed.")
