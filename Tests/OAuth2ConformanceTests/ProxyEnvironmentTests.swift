@@ -122,9 +122,12 @@ import Testing
         }
     }
 
-    @Test func noProxyHostsAreReachedDirectly() async throws {
+    /// Sends `GET /x` to each of `hosts` (with the port of a direct server) through a
+    /// transport whose environment names a proxy server, plus `environment`; returns the
+    /// statuses and the requests the proxy and the direct server saw.
+    static func send(to hosts: [String], environment: [String: String]) async throws -> (codes: [Int], proxied: [HTTPRequest], direct: [HTTPRequest]) {
         let proxySeen = Seen(), directSeen = Seen()
-        try await LocalHTTPServer.with(handler: { request in
+        return try await LocalHTTPServer.with(handler: { request in
             proxySeen.append(request.head)
             return .json(502, "{}")
         }) { proxy in
@@ -132,43 +135,32 @@ import Testing
                 directSeen.append(request.head)
                 return .json(200, "{}")
             }) { direct in
-                let transport = AsyncHTTPClientTransport(
-                    environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "localhost,127.0.0.1"])
-                let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(direct.port)", path: "/x")
-                let result = await Result(catching: { try await transport.send(request, body: nil) })
-                try await transport.shutdown()
-                let (response, _) = try result.get()
-                #expect(response.status.code == 200)
-                #expect(directSeen.all.map(\.path) == ["/x"])
-                #expect(proxySeen.all.isEmpty)
-            }
-        }
-    }
-
-    @Test func loopbackTrafficGoesDirectlyWithoutNoProxy() async throws {
-        let proxySeen = Seen(), directSeen = Seen()
-        try await LocalHTTPServer.with(handler: { request in
-            proxySeen.append(request.head)
-            return .json(502, "{}")
-        }) { proxy in
-            try await LocalHTTPServer.with(handler: { request in
-                directSeen.append(request.head)
-                return .json(200, "{}")
-            }) { direct in
-                let transport = AsyncHTTPClientTransport(environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)"])
+                let transport = AsyncHTTPClientTransport(environment: environment.merging(["http_proxy": "http://127.0.0.1:\(proxy.port)"]) { a, _ in a })
                 var codes: [Int] = []
-                for authority in ["127.0.0.1:\(direct.port)", "localhost:\(direct.port)"] {
-                    let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/x")
+                for host in hosts {
+                    let request = HTTPRequest(method: .get, scheme: "http", authority: "\(host):\(direct.port)", path: "/x")
                     let result = await Result(catching: { try await transport.send(request, body: nil) })
                     // localhost may resolve to ::1 first, where nothing listens: either way, never the proxy.
                     if let (response, _) = try? result.get() { codes.append(response.status.code) }
                 }
                 try await transport.shutdown()
-                #expect(codes.first == 200)
-                #expect(proxySeen.all.isEmpty)
-                #expect(!directSeen.all.isEmpty)
+                return (codes, proxySeen.all, directSeen.all)
             }
         }
+    }
+
+    @Test func noProxyHostsAreReachedDirectly() async throws {
+        let (codes, proxied, direct) = try await Self.send(to: ["127.0.0.1"], environment: ["no_proxy": "localhost,127.0.0.1"])
+        #expect(codes == [200])
+        #expect(direct.map(\.path) == ["/x"])
+        #expect(proxied.isEmpty)
+    }
+
+    @Test func loopbackTrafficGoesDirectlyWithoutNoProxy() async throws {
+        let (codes, proxied, direct) = try await Self.send(to: ["127.0.0.1", "localhost"], environment: [:])
+        #expect(codes.first == 200)
+        #expect(proxied.isEmpty)
+        #expect(!direct.isEmpty)
     }
 
     @Test func anEmptyProxySettingOverridesTheEnvironment() async throws {

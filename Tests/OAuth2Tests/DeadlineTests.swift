@@ -194,6 +194,28 @@ import Testing
         #expect(once.sent.count == 1)
     }
 
+    @Test func whenTheDeadlineEndsTheRetriesTheLatestFailureIsReported() async throws {
+        // The first attempt is reset, the second never answers: the caller learns of the
+        // reset, not of a bare timeout. Real time (a 1 s deadline), but nothing here depends
+        // on how fast the machine is: the first attempt fails at once, in-process.
+        let counter = Self.Counter()
+        let silent = DeadlineTests.Silent()
+        let transport = StubTransport { request, body in
+            if counter.next() == 0 { throw Self.reset }
+            return try await silent.send(request, body: body)
+        }
+        var configuration = Fixtures.configuration()
+        configuration.requestDeadline = .seconds(1)
+        let client = try Fixtures.client(transport, configuration: configuration)
+        await #expect {
+            _ = try await client.introspect("token-to-check")
+        } throws: { error in
+            (error as? OAuth2Error)?.code == .network
+        }
+        #expect(transport.sent.count == 2)
+        #expect(silent.cancelled == 1, "the hanging attempt was cancelled")
+    }
+
     @Test func backoffGrowsExponentiallyUpToItsCeiling() {
         let policy = RetryPolicy(maximumAttempts: 10, initialBackoff: .milliseconds(100), maximumBackoff: .seconds(1))
         #expect(policy.backoff(after: 1, unit: 1) == .milliseconds(100))

@@ -52,8 +52,11 @@ struct HTTPPipeline: Sendable {
         }
         let deadline = OAuth2Client.deadlineOverride ?? self.deadline
         let ends = clock.elapsed() + deadline
-        let (response, responseBody) = try await withDeadline(deadline) { [self, request, body] in
-            try await attempts(request, body: body, kind: kind, deadlineEnds: ends)
+        // With retries, the outcome of the latest attempt: when the deadline ends the
+        // retries, the caller gets it rather than a bare timeout.
+        let latest: Locked<Attempt?>? = retryPolicy.repeats(kind) ? Locked(nil) : nil
+        let (response, responseBody) = try await withDeadline(deadline, latest: latest) { [self, request, body] in
+            try await attempts(request, body: body, kind: kind, deadlineEnds: ends, latest: latest)
         }
         for interceptor in interceptors {
             await interceptor.didReceive(response, body: responseBody, for: request, kind: kind)
@@ -61,12 +64,17 @@ struct HTTPPipeline: Sendable {
         return (response, responseBody)
     }
 
+    /// The outcome of one attempt.
+    typealias Attempt = Result<(HTTPResponse, Data), OAuth2Error>
+
     /// Runs `operation`, and when it has not returned after `deadline` on ``clock``, cancels
-    /// it (the transport closes the connection) and throws a timeout. The operation's own
-    /// error, and the caller's cancellation, come out as they are.
-    private func withDeadline<T: Sendable>(
-        _ deadline: Duration, _ operation: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
+    /// it (the transport closes the connection) and returns the `latest` attempt's outcome
+    /// when there was one, else throws a timeout. The operation's own error, and the
+    /// caller's cancellation, come out as they are.
+    private func withDeadline(
+        _ deadline: Duration, latest: Locked<Attempt?>?, _ operation: @escaping @Sendable () async throws -> (HTTPResponse, Data)
+    ) async throws -> (HTTPResponse, Data) {
+        typealias T = (HTTPResponse, Data)
         let clock = self.clock
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await operation() }
@@ -82,6 +90,7 @@ struct HTTPPipeline: Sendable {
                 throw Self.map(error)  // the caller's cancellation may reach the sleeper first
             }
             guard let first, let value = first else {
+                if let latest = latest?.withLock({ $0 }) { return try latest.get() }
                 throw OAuth2Error(
                     .timeout, source: .transport,
                     message: "No complete answer within \(Self.describe(deadline)) (connection, headers and body); the request was abandoned and its connection closed.")
@@ -93,7 +102,7 @@ struct HTTPPipeline: Sendable {
     /// Sends the request, and again while ``retryPolicy`` allows it and a transient failure
     /// calls for it; one log line per attempt.
     private func attempts(
-        _ request: HTTPRequest, body: Data?, kind: RequestKind, deadlineEnds: Duration
+        _ request: HTTPRequest, body: Data?, kind: RequestKind, deadlineEnds: Duration, latest: Locked<Attempt?>?
     ) async throws -> (HTTPResponse, Data) {
         let repeats = retryPolicy.repeats(kind)
         var attempt = 1
@@ -111,6 +120,7 @@ struct HTTPPipeline: Sendable {
                     RetryPolicy.retryableStatuses.contains(response.status.code),
                     let delay = delay(after: attempt, retryAfter: ResponseParsing.retryAfter(response, now: Date()), deadlineEnds: deadlineEnds)
                 else { return (response, responseBody) }
+                latest?.withLock { $0 = .success((response, responseBody)) }
                 wait = delay
             } catch {
                 let mapped = Self.map(error)
@@ -123,6 +133,7 @@ struct HTTPPipeline: Sendable {
                 guard repeats, attempt < retryPolicy.maximumAttempts, RetryPolicy.isRetryable(mapped),
                     let delay = delay(after: attempt, retryAfter: nil, deadlineEnds: deadlineEnds)
                 else { throw mapped }
+                latest?.withLock { $0 = .failure(mapped) }
                 wait = delay
             }
             logger.debug(

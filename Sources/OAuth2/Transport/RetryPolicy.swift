@@ -9,7 +9,8 @@ import Foundation
 /// the server sends replaces the back-off. Every attempt and every wait stays inside the
 /// request deadline (``ClientConfiguration/requestDeadline``): a `Retry-After` longer than
 /// the time left ends the retries, and the caller gets the server's answer with its
-/// ``OAuth2Error/retryAfter``.
+/// ``OAuth2Error/retryAfter``; a deadline that passes during a retry ends it, and the caller
+/// gets the outcome of the latest attempt that completed (a reset, a 503), not a bare timeout.
 ///
 /// A token request is never repeated: a refresh whose answer was lost may already have
 /// rotated the refresh token. A ``Session`` reports the transient error, keeps its tokens,
