@@ -34,10 +34,10 @@ import Testing
         name == "urlSession" ? URLSessionTransport() : FaultServers.asyncHTTPClient
     }
 
-    /// A client of the fault server at `base`, with a 3 s deadline, logging to `log`.
+    /// A client of the fault server at `base`, with a 5 s deadline, logging to `log`.
     static func client(_ base: URL, transport: any HTTPTransport, log: CapturedLog, now: @escaping @Sendable () -> Date = { Date() }) throws -> OAuth2Client {
         var configuration = ClientConfiguration(clientID: "fault-client", clientSecret: clientSecret)
-        configuration.requestDeadline = .seconds(3)
+        configuration.requestDeadline = .seconds(5)
         let metadata = ServerMetadata(
             issuer: base, tokenEndpoint: base.appendingPathComponent("token"), userInfoEndpoint: base.appendingPathComponent("userinfo"))
         let pipeline = HTTPPipeline(

@@ -2,8 +2,8 @@ import Foundation
 
 /// A clock for tests whose sleeps return at once: each one moves the clock's time forward
 /// to its deadline and is recorded, so a test proves how long code waited without waiting.
-/// Sleeping still honours cancellation. Sleeps past the optional horizon never end on
-/// their own.
+/// Sleeping still honours cancellation. Sleeps past the optional horizon end only when
+/// the test calls ``passHorizon()``.
 public final class ImmediateClock: Clock, @unchecked Sendable {
     /// A point in the clock's time: the duration since it was created.
     public struct Instant: InstantProtocol, Sendable {
@@ -23,6 +23,10 @@ public final class ImmediateClock: Clock, @unchecked Sendable {
     private var recorded: [Duration] = []
 
     private let horizon: Duration?
+    private var released = false
+
+    /// Lets the sleeps past the horizon end (now, and from now on): time moves on.
+    public func passHorizon() { lock.withLock { released = true } }
 
     /// A clock at time zero. With a `horizon`, time stops there: a sleep that would end
     /// later waits until its task is cancelled (a deadline that must not pass while the
@@ -47,7 +51,10 @@ public final class ImmediateClock: Clock, @unchecked Sendable {
         try Task.checkCancellation()
         if let horizon, deadline.offset > horizon {
             lock.withLock { recorded.append(deadline.offset - current.offset) }
-            while true { try await Task.sleep(for: .seconds(3600)) }  // until cancelled
+            // Until cancelled, or until the test moves time past the horizon.
+            while !lock.withLock({ released }) { try await Task.sleep(for: .milliseconds(5)) }
+            lock.withLock { if deadline > current { current = deadline } }
+            return
         }
         lock.withLock {
             recorded.append(deadline.offset - current.offset)

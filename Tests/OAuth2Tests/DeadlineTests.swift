@@ -195,25 +195,25 @@ import Testing
     }
 
     @Test func whenTheDeadlineEndsTheRetriesTheLatestFailureIsReported() async throws {
-        // The first attempt is reset, the second never answers: the caller learns of the
-        // reset, not of a bare timeout. Real time (a 1 s deadline), but nothing here depends
-        // on how fast the machine is: the first attempt fails at once, in-process.
+        // The first attempt is reset; the deadline passes while the second is in flight:
+        // the caller learns of the reset, not of a bare timeout, and the second attempt is
+        // cancelled.
+        let clock = ImmediateClock(horizon: .seconds(29))
         let counter = Self.Counter()
         let silent = DeadlineTests.Silent()
         let transport = StubTransport { request, body in
             if counter.next() == 0 { throw Self.reset }
+            clock.passHorizon()  // the 30 s deadline passes now
             return try await silent.send(request, body: body)
         }
-        var configuration = Fixtures.configuration()
-        configuration.requestDeadline = .seconds(1)
-        let client = try Fixtures.client(transport, configuration: configuration)
+        let client = try DeadlineTests.client(transport, clock: clock)
         await #expect {
             _ = try await client.introspect("token-to-check")
         } throws: { error in
             (error as? OAuth2Error)?.code == .network
         }
         #expect(transport.sent.count == 2)
-        #expect(silent.cancelled == 1, "the hanging attempt was cancelled")
+        #expect(silent.cancelled == 1, "the attempt in flight was cancelled")
     }
 
     @Test func backoffGrowsExponentiallyUpToItsCeiling() {
