@@ -106,13 +106,26 @@ enum RawHTTP {
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
+        // Until the answer is whole (its Content-Length), or the server closes: the test
+        // does not hang on when the server gets round to closing its side.
+        while !isComplete(received) {
             let n = buffer.withUnsafeMutableBufferPointer { recv(fd, $0.baseAddress, $0.count, 0) }
             if n == 0 { break }
             guard n > 0 else { throw Failure(description: "recv failed: errno \(errno) after \(received.count) bytes") }
             received += buffer[0..<n]
         }
         return String(decoding: received, as: UTF8.self)
+    }
+
+    /// `true` when `bytes` hold a head with a Content-Length and that many bytes of body.
+    private static func isComplete(_ bytes: [UInt8]) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let split = text.range(of: "\r\n\r\n") else { return false }
+        let head = text[..<split.lowerBound].lowercased()
+        guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+        else { return false }
+        return text[split.upperBound...].utf8.count >= length
     }
 
     private static func parse(_ text: String) throws -> Answer {
