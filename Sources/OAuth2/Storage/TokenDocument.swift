@@ -66,6 +66,13 @@ public struct TokenDocument: Sendable, Hashable {
     ///   ``TokenStoreError/Code/unsupportedVersion`` when a newer version wrote it in a
     ///   format this one cannot read.
     public init(data: Data) throws {
+        // A member named twice is ambiguous (which one counts?) and never written by a
+        // store: refused, not read one way now and another way after a rewrite.
+        do {
+            _ = try StrictJSON.parseObject(data)
+        } catch .duplicateMember(let name) {
+            throw TokenStoreError.corrupt("the member \"\(name.prefix(40))\" appears twice")
+        } catch {}
         guard let object = JSONValue.parseObject(data) else {
             throw TokenStoreError.corrupt("not a JSON object")
         }

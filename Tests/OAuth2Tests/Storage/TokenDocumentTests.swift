@@ -7,6 +7,15 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
+    @Test func aMemberNamedTwiceIsCorrupt() throws {
+        // Found by FuzzFormats (seed token-document-duplicate-members): read one way, and
+        // another way once rewritten. A store never writes one.
+        let document = #"{"issuer":"https://id.example.com","client_id":"cli","client_id":"other","access_token":"a","token_type":"bearer"}"#
+        let error = try #require(throws: TokenStoreError.self) { try TokenDocument(data: Data(document.utf8)) }
+        #expect(error.code == .corrupt)
+        #expect(error.message.contains("client_id"))
+    }
+
     @Test func roundTripsEverySessionMember() throws {
         let session = sampleSession(additionalFields: ["dpop_key": .object(["kty": .string("EC")])])
         let decoded = try TokenDocument(data: try TokenDocument(session: session).encoded())
