@@ -114,8 +114,8 @@ struct DocumentCipher: Sendable {
             let kid = object["kid"]?.stringValue, let text = object["data"]?.stringValue
         else { throw TokenStoreError.corrupt("\"encrypted\" lacks alg, kid or data") }
         let binding = object["binding"]?.stringValue
-        guard binding == nil || binding == Self.recordBinding else {
-            throw TokenStoreError(.unsupportedVersion, "bound as \"\(binding!.prefix(20))\", which this version cannot open")
+        if let binding, binding != Self.recordBinding {
+            throw TokenStoreError(.unsupportedVersion, "bound as \"\(binding.prefix(20))\", which this version cannot open")
         }
         guard algorithm == Self.algorithm else {
             throw TokenStoreError(.unsupportedVersion, "encrypted with \"\(algorithm.prefix(20))\", which this version cannot open")
