@@ -71,10 +71,11 @@ public final class SilentListener: Sendable {
     }
 }
 
-/// A port on 127.0.0.1 where nothing listens (bound, then closed): connecting is refused.
+/// A port on 127.0.0.1 where nothing listens: connecting is refused. The port stays bound
+/// (never listening) for the life of the process, so that no other server of a parallel
+/// test can take it in between.
 public func refusedPort() throws -> Int {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -83,6 +84,9 @@ public func refusedPort() throws -> Int {
     let bound = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
     }
-    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+    guard bound else {
+        close(descriptor)
+        throw POSIXError(.EADDRNOTAVAIL)
+    }
     return Int(UInt16(bigEndian: address.sin_port))
 }
