@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+@_spi(Tooling) import OAuth2
 
 /// Opens a URL in the user's browser: `$BROWSER` first, then `xdg-open`, then (on macOS)
 /// `open`.
@@ -222,22 +223,16 @@ public struct BrowserLauncher: Sendable {
     /// Runs a command; `true` when it exits 0 within the grace period or is still running
     /// then.
     private func run(executable: String, arguments: [String]) async -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let outcome = Outcome()
-        process.terminationHandler = { finished in
-            outcome.finish(finished.terminationStatus == 0 && finished.terminationReason == .exit)
-        }
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try ChildProcess.spawn(
+                executable, arguments: arguments, environment: environment,
+                standardInput: .null, standardOutput: .null, standardError: .null)
         } catch {
             return false
         }
+        let outcome = Outcome()
+        Thread { outcome.finish(child.waitUntilExit() == .exited(0)) }.start()
         let grace = gracePeriod
         let timer = Task {
             try? await Task.sleep(for: grace)

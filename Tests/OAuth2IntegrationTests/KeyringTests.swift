@@ -1,6 +1,7 @@
 import Foundation
 import OAuth2
 import OAuth2SecretService
+import OAuth2TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,28 +11,25 @@ import Glibc
 /// The private gnome-keyring that `scripts/test-servers/keyring.sh` starts on a D-Bus bus
 /// of its own; `up.sh` exports its address as `OAUTH2_TEST_KEYRING_BUS`. Run by hand:
 /// `scripts/test-servers/keyring.sh start`, then
-/// `OAUTH2_TEST_KEYRING_BUS=$(scripts/test-servers/keyring.sh address) swift test --filter Keyring`.
-/// Without that variable the tests use the session's own bus (`DBUS_SESSION_BUS_ADDRESS`);
-/// with neither, or when no keyring answers, they fail: like the server tests, they never skip.
+/// `export OAUTH2_TEST_KEYRING_BUS=$(scripts/test-servers/keyring.sh address) DBUS_SESSION_BUS_ADDRESS=$OAUTH2_TEST_KEYRING_BUS`
+/// and `swift test --filter Keyring`. Without `OAUTH2_TEST_KEYRING_BUS` the tests use the
+/// session's own bus; with neither, or when no keyring answers, they fail: like the server
+/// tests, they never skip.
 enum KeyringEnvironment {
-    /// The bus address. libsecret (GLib) connects to `DBUS_SESSION_BUS_ADDRESS` on first
-    /// use and keeps that connection: `scripts/test` exports it equal to
-    /// `OAUTH2_TEST_KEYRING_BUS`; when only the latter is set (a run by hand), it is copied
-    /// over here, before any keyring call.
-    static let bus: String? = {
-        let environment = ProcessInfo.processInfo.environment
-        let session = environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let address = environment["OAUTH2_TEST_KEYRING_BUS"].flatMap({ $0.isEmpty ? nil : $0 }) else {
-            return session
-        }
-        if address != session { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
-        return address
-    }()
+    /// The session bus, `DBUS_SESSION_BUS_ADDRESS`: libsecret (GLib) connects to it on
+    /// first use. `scripts/test` exports it equal to `OAUTH2_TEST_KEYRING_BUS`. The tests
+    /// never change the environment themselves: `setenv` while other threads read the
+    /// environment (every child process started copies it) is a data race.
+    static let bus: String? = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// The bus address, or a failed requirement that says how to start the keyring.
     static func requireBus() throws -> String {
-        try #require(bus != nil, "no keyring: run scripts/test-servers/keyring.sh start and export OAUTH2_TEST_KEYRING_BUS")
-        return bus!
+        let keyring = ProcessInfo.processInfo.environment["OAUTH2_TEST_KEYRING_BUS"].flatMap { $0.isEmpty ? nil : $0 }
+        let address = try #require(bus, "no keyring: run scripts/test-servers/keyring.sh start and export OAUTH2_TEST_KEYRING_BUS")
+        try #require(
+            keyring == nil || keyring == address,
+            "OAUTH2_TEST_KEYRING_BUS is not the session bus: export DBUS_SESSION_BUS_ADDRESS=$OAUTH2_TEST_KEYRING_BUS")
+        return address
     }
 
     /// A key no other run uses, so that runs never see each other's items.
@@ -88,8 +86,9 @@ extension Integration {
             defer { Task { try? await store.remove(key) } }
             var environment = ProcessInfo.processInfo.environment
             environment["DBUS_SESSION_BUS_ADDRESS"] = bus
-            let result = try await WorkerProcess.run(
-                ["keyring-save", key.issuer, key.clientID, key.account, "written-by-a-child"], environment: environment)
+            let result = try await Worker.run(
+                ["keyring-save", key.issuer, key.clientID, key.account, "written-by-a-child"], environment: environment,
+                withErrors: true)
             #expect(result.status == 0, "\(result.output)")
             #expect(try await store.load(key)?.tokens.accessToken == "written-by-a-child")
             IntegrationLog.record("keyring")
@@ -140,30 +139,3 @@ extension Integration {
     }
 }
 
-/// The `OAuth2TestWorker` executable beside the test bundle.
-enum WorkerProcess {
-    static func run(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, output: String) {
-        var directory = Bundle.main.bundleURL
-        while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("OAuth2TestWorker").path),
-            directory.pathComponents.count > 1
-        {
-            directory.deleteLastPathComponent()
-        }
-        let process = Process()
-        process.executableURL = directory.appendingPathComponent("OAuth2TestWorker")
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        try? output.fileHandleForWriting.close()
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }.start()
-        }
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
-import OAuth2
+@_spi(Tooling) import OAuth2
+import OAuth2TestSupport
 import Testing
 
 extension Integration.Sessions {
@@ -55,41 +56,33 @@ extension Integration.Sessions {
 /// A running `OAuth2TestWorker` (built with the tests) whose standard output is read line
 /// by line while it runs, for tests that talk to it (wait for "ready", then release it).
 final class RunningWorker: @unchecked Sendable {
-    private let process = Process()
-    private let output = Pipe()
-    private let errors = Pipe()
+    private let child: ChildProcess
     private let lock = NSLock()
     private var buffer = Data()
     private var errorBuffer = Data()
+    private var ended: ChildProcess.Termination?
 
-    /// The worker executable, next to the test bundle in the build folder.
-    static var executable: URL {
-        var directory = Bundle.main.bundleURL
-        while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("OAuth2TestWorker").path),
-            directory.pathComponents.count > 1
-        {
-            directory.deleteLastPathComponent()
-        }
-        return directory.appendingPathComponent("OAuth2TestWorker")
-    }
+    private init(child: ChildProcess) { self.child = child }
 
     static func start(_ arguments: [String]) throws -> RunningWorker {
-        let worker = RunningWorker()
-        worker.process.executableURL = executable
-        worker.process.arguments = arguments
-        worker.process.standardOutput = worker.output
-        worker.process.standardError = worker.errors
-        worker.output.fileHandleForReading.readabilityHandler = { [weak worker] handle in
+        let child = try ChildProcess.spawn(Worker.url.path, arguments: arguments, standardOutput: .pipe, standardError: .pipe)
+        let worker = RunningWorker(child: child)
+        child.standardOutput!.readabilityHandler = { [weak worker] handle in
             let data = handle.availableData
             worker?.lock.withLock { worker?.buffer.append(data) }
         }
-        worker.errors.fileHandleForReading.readabilityHandler = { [weak worker] handle in
+        child.standardError!.readabilityHandler = { [weak worker] handle in
             let data = handle.availableData
             worker?.lock.withLock { worker?.errorBuffer.append(data) }
         }
-        try worker.process.run()
+        Thread { [weak worker] in
+            let termination = child.waitUntilExit()
+            worker?.lock.withLock { worker?.ended = termination }
+        }.start()
         return worker
     }
+
+    private var isRunning: Bool { lock.withLock { ended == nil } }
 
     var lines: [String] {
         lock.withLock { String(decoding: buffer, as: UTF8.self) }.split(separator: "\n").map(String.init)
@@ -100,7 +93,7 @@ final class RunningWorker: @unchecked Sendable {
     func waitForLine(_ line: String, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while !lines.contains(line) {
-            guard ContinuousClock.now < deadline, process.isRunning || lines.contains(line) else {
+            guard ContinuousClock.now < deadline, isRunning || lines.contains(line) else {
                 Issue.record("the worker did not print \(line): \(errorOutput)")
                 throw CancellationError()
             }
@@ -110,7 +103,7 @@ final class RunningWorker: @unchecked Sendable {
 
     func waitForExit(timeout: Duration) async throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
+        while isRunning {
             guard ContinuousClock.now < deadline else {
                 Issue.record("the worker did not finish")
                 throw CancellationError()
@@ -118,12 +111,16 @@ final class RunningWorker: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(5))
         }
         try await Task.sleep(for: .milliseconds(20))  // the last output
-        return process.terminationStatus
+        switch lock.withLock({ ended }) {
+        case .exited(let status): return status
+        case .signalled(let signal): return 128 + signal
+        case nil: return -1
+        }
     }
 
     func terminate() {
-        if process.isRunning { process.terminate() }
-        output.fileHandleForReading.readabilityHandler = nil
-        errors.fileHandleForReading.readabilityHandler = nil
+        child.send(SIGTERM)
+        child.standardOutput!.readabilityHandler = nil
+        child.standardError!.readabilityHandler = nil
     }
 }

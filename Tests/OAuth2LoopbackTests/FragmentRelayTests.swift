@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import OAuth2
+@_spi(Tooling) import OAuth2
 import Testing
 @testable import OAuth2Loopback
 
@@ -112,43 +112,22 @@ import Testing
     }
 
     /// Runs the relay browser (node with the page's own script) on `url`. The child is
-    /// waited for off the cooperative thread pool (a thread reads its output, the
-    /// termination handler resumes), which must stay free to run the listener's verdicts.
+    /// waited for on a thread of its own, off the cooperative thread pool, which must stay
+    /// free to run the listener's verdicts.
     static func runNode(_ url: String) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(node, "node is not installed (apt-get install nodejs)"))
-        process.arguments = [relayScript.path, url]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = OutputBox()
-        let reader = Thread { output.set(pipe.fileHandleForReading.readDataToEndOfFile()) }
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { process in
+        let node = try #require(node, "node is not installed (apt-get install nodejs)")
+        let child = try ChildProcess.spawn(node, arguments: [relayScript.path, url], standardOutput: .pipe, standardError: .output)
+        return await withCheckedContinuation { continuation in
+            Thread {
                 // The pipe reaches its end once the child has exited; then the output is whole.
-                output.wait()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: output.data, as: UTF8.self)))
-            }
-            do {
-                try process.run()
-                reader.start()
-            } catch {
-                continuation.resume(throwing: error)
-            }
+                let output = child.standardOutput!.readDataToEndOfFile()
+                let status: Int32 = switch child.waitUntilExit() {
+                case .exited(let status): status
+                case .signalled(let signal): 128 + signal
+                }
+                continuation.resume(returning: (status, String(decoding: output, as: UTF8.self)))
+            }.start()
         }
-    }
-
-    /// A child's output, read on a thread of its own.
-    final class OutputBox: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private let lock = NSLock()
-        private var stored = Data()
-        func set(_ data: Data) {
-            lock.withLock { stored = data }
-            done.signal()
-        }
-        func wait() { done.wait() }
-        var data: Data { lock.withLock { stored } }
     }
 
     @Test(.enabled(if: nodeExpected, "node is not installed"))

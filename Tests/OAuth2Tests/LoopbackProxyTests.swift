@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2TestSupport
 import Testing
 @testable import OAuth2
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import OAuth2
+@_spi(Tooling) @testable import OAuth2
+@_spi(Tooling) import OAuth2TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -48,8 +49,7 @@ import Darwin
     /// One child of a round, and what it reported before it was killed.
     struct Child {
         var account: String
-        var process: Process
-        var output: Pipe
+        var process: ChildProcess
     }
 
     /// Starts every child from the numbers after `last`, kills each at its own random
@@ -61,8 +61,7 @@ import Darwin
             let first = String((last[account] ?? 0) + 1)
             let arguments = account == migrator
                 ? ["migrate-loop", directory.path, first, account] : ["write-loop", directory.path, first, account]
-            let (process, output) = try Worker.start(arguments)
-            children.append(Child(account: account, process: process, output: output))
+            children.append(Child(account: account, process: try Worker.start(arguments)))
         }
         // One round in four kills anywhere from start-up on; the others wait for every
         // child's first save (however slow the machine), then kill the children one by one,
@@ -71,28 +70,26 @@ import Darwin
             usleep(UInt32.random(in: 0...40_000))
         } else {
             for child in children {
-                var poller = pollfd(fd: child.output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                var poller = pollfd(fd: child.process.standardOutput!.fileDescriptor, events: Int16(POLLIN), revents: 0)
                 _ = poll(&poller, 1, 30_000)
             }
         }
         for child in children.shuffled() {
             usleep(UInt32.random(in: 0...8_000))
-            kill(child.process.processIdentifier, SIGKILL)
+            child.process.send(SIGKILL)
         }
         var reported: [String: Int64?] = [:]
         for child in children {
-            child.process.waitUntilExit()
-            guard child.process.terminationReason == .uncaughtSignal, child.process.terminationStatus == SIGKILL else {
-                throw CrashTestError.endedOnItsOwn(child.account, status: child.process.terminationStatus)
-            }
-            let text = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let termination = child.process.waitUntilExit()
+            guard termination == .signalled(SIGKILL) else { throw CrashTestError.endedOnItsOwn(child.account, termination) }
+            let text = String(decoding: child.process.standardOutput!.readDataToEndOfFile(), as: UTF8.self)
             reported[child.account] = text.split(separator: "\n").last.flatMap { Int64($0) }
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return (reported, names.filter { $0.contains(".tmp-") }.count)
     }
 
-    enum CrashTestError: Error { case endedOnItsOwn(String, status: Int32) }
+    enum CrashTestError: Error { case endedOnItsOwn(String, ChildProcess.Termination) }
 
     @Test(.timeLimit(.minutes(30)))
     func survivesKillsAtRandomMomentsOfSeveralWritersAndAMigration() async throws {

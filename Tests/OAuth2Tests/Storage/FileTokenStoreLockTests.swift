@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import OAuth2
+@_spi(Tooling) @testable import OAuth2
+@_spi(Tooling) import OAuth2TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -81,9 +82,9 @@ import Darwin
 
     @Test func aWaiterBlockedByAnotherProcessCanBeCancelled() async throws {
         try await withTemporaryDirectory { directory in
-            let (holder, output) = try Worker.start(["hold-lock", directory.path, "60000"])
-            defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
-            let first = try await onThread { output.fileHandleForReading.availableData }
+            let holder = try Worker.start(["hold-lock", directory.path, "60000"])
+            defer { holder.send(SIGKILL); holder.waitUntilExit() }
+            let first = try await onThread { holder.standardOutput!.availableData }
             #expect(String(decoding: first, as: UTF8.self) == "locked\n")
 
             let store = try FileTokenStore(directory: directory)
@@ -102,8 +103,8 @@ import Darwin
 
     @Test func aProcessKilledWhileHoldingTheLockReleasesIt() async throws {
         try await withTemporaryDirectory { directory in
-            let (holder, output) = try Worker.start(["hold-lock", directory.path, "60000"])
-            let first = try await onThread { output.fileHandleForReading.availableData }
+            let holder = try Worker.start(["hold-lock", directory.path, "60000"])
+            let first = try await onThread { holder.standardOutput!.availableData }
             #expect(String(decoding: first, as: UTF8.self) == "locked\n")
 
             let store = try FileTokenStore(directory: directory)
@@ -112,9 +113,9 @@ import Darwin
             }
             try await Task.sleep(nanoseconds: 300_000_000)
             let killed = ContinuousClock.now
-            kill(holder.processIdentifier, SIGKILL)
+            holder.send(SIGKILL)
             let at = try await acquired.value
-            try await onThread { holder.waitUntilExit() }
+            await holder.termination()
             #expect(at >= killed, "it waited for the holder")
             #expect(at - killed < .seconds(5))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import OAuth2
 import OAuth2SecretService
+import OAuth2TestSupport
 import Testing
 
 /// Where libsecret or a Secret Service is missing, the keyring store says it is
