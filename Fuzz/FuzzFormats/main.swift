@@ -26,7 +26,7 @@ private func wait(_ body: @escaping @Sendable () async -> Void) {
     done.wait()
 }
 
-/// Equal sessions, dates within a microsecond (not used yet: see the token-document case): a date is stored as seconds since 1970 and
+/// Equal sessions, dates within a microsecond: a date is stored as seconds since 1970 and
 /// `Date` counts from 2001, so the conversion back may differ in the last bit of the double.
 private func sameSession(_ a: StoredSession, _ b: StoredSession) -> Bool {
     func close(_ x: Date?, _ y: Date?) -> Bool {
@@ -79,12 +79,12 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             }
         case 4:
             // A stored token document: what parses is written back (in the current version)
-            // and read again. Whether the session survives unchanged is not asserted yet:
-            // version-1 documents with unusual members do not (seed
-            // token-document-v1-round-trip, docs/fuzzing.md); `sameSession` is the check to
-            // turn on once they do.
+            // and read again, the same session and members.
             let document = try TokenDocument(data: body)
-            _ = try TokenDocument(data: try document.encoded())
+            let again = try TokenDocument(data: try document.encoded())
+            if !sameSession(document.session, again.session) || document.additionalFields != again.additionalFields {
+                fatalError("a stored document reads differently once written back")
+            }
         default:
             let formats: [ClientSettings.Format?] = [nil, .swiftOAuth2, .p2, .oktaOIDC]
             _ = try ClientSettings(data: body, format: formats[selector % 8 - 5 + (selector & 0x40 != 0 ? 1 : 0)])

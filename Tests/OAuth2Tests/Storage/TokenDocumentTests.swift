@@ -16,6 +16,41 @@ import Testing
         #expect(error.message.contains("client_id"))
     }
 
+    @Test func aVersion1MemberNamedLikeAVersion2OneSurvivesTheRewrite() throws {
+        // Found by FuzzFormats (seed token-document-v1-round-trip): the flat layout's unknown
+        // `issued_at` became a token member, then the written `issued_at` replaced it.
+        let text = #"{"issuer":"https://id.example.com","client_id":"cli","access_token":"a","obtained_at":1700000000,"issued_at":1699999999,"server_date":"x","registered":1767.256}"#
+        let first = try TokenDocument(data: Data(text.utf8))
+        #expect(first.session.tokens.additionalFields["issued_at"] == .integer(1_699_999_999))
+        #expect(first.session.tokens.issuedAt == Date(timeIntervalSince1970: 1_700_000_000))
+        let again = try TokenDocument(data: try first.encoded())
+        #expect(again.session == first.session)
+        let tokens = try #require((try object(try first.encoded())["session"] as? [String: Any])?["tokens"] as? [String: Any])
+        #expect(tokens["issued_at"] as? Double == 1_700_000_000)
+        let shadowed = try #require(tokens["shadowed_members"] as? [String: Any])
+        #expect(shadowed["issued_at"] as? Int == 1_699_999_999)
+        #expect(shadowed["server_date"] as? String == "x")
+    }
+
+    @Test func unknownMembersNamedLikeKnownOnesAreKeptAtEveryLevel() throws {
+        // A server's `issued_at` in its token response (Salesforce sends one), and members
+        // an application put in the session and the document, named like the document's own.
+        var session = sampleSession(additionalFields: ["tokens": .string("app"), "shadowed_members": .integer(1)])
+        session.tokens.additionalFields = ["issued_at": .string("1767222000000"), "scope": .bool(true), "plain": .null]
+        let document = TokenDocument(session: session, additionalFields: ["version": .string("mine"), "key": .array([])])
+        let decoded = try TokenDocument(data: try document.encoded())
+        #expect(decoded.session == session)
+        #expect(decoded.additionalFields == document.additionalFields)
+        #expect(decoded.version == 2)
+    }
+
+    @Test func shadowedMembersMustBeAnObject() throws {
+        let text = #"{"version": 2, "key": {"issuer": "i", "client_id": "c", "account": "a"}, "session": {"updated_at": 1, "tokens": {"access_token": "x", "token_type": "Bearer", "issued_at": 1, "shadowed_members": 5}}}"#
+        let error = try #require(throws: TokenStoreError.self) { try TokenDocument(data: Data(text.utf8)) }
+        #expect(error.code == .corrupt)
+        #expect(error.message.contains("session.tokens.shadowed_members"))
+    }
+
     @Test func roundTripsEverySessionMember() throws {
         let session = sampleSession(additionalFields: ["dpop_key": .object(["kty": .string("EC")])])
         let decoded = try TokenDocument(data: try TokenDocument(session: session).encoded())
