@@ -22,7 +22,9 @@ import Foundation
 /// of the one written (exactly, for whole seconds). Members this version does not know are kept where they
 /// were found — at the top level in ``additionalFields``, in `session` in
 /// ``StoredSession/additionalFields``, in `tokens` in ``TokenSet/additionalFields`` — and
-/// written back unchanged.
+/// written back unchanged. One that bears the name of a member the document itself uses
+/// (a server's `issued_at` among a token response's members, say) is kept inside a
+/// `shadowed_members` object at the same level, and read back from there.
 ///
 /// Version 1 is the flat layout of the 0.0.x development snapshots: one object with the
 /// token-response members (`access_token`, `token_type`, `refresh_token`, `id_token`,
@@ -111,7 +113,7 @@ public struct TokenDocument: Sendable, Hashable {
         self.session = try Self.decodeVersion2(&top)
         self.version = version
         self.compatibleVersion = compatible
-        self.additionalFields = top.rest
+        self.additionalFields = try top.remainder()
     }
 
     /// The document as JSON (keys sorted): version 2, or the newer version it was read in
@@ -119,7 +121,7 @@ public struct TokenDocument: Sendable, Hashable {
     ///
     /// - Throws: an `EncodingError` only if a number in ``additionalFields`` is not finite.
     public func encoded() throws -> Data {
-        var object = additionalFields
+        var object = Self.unshadowed(additionalFields, reserved: Self.topLevelMembers)
         object["version"] = .integer(Int64(max(version, Self.currentVersion)))
         if version > Self.currentVersion, let compatibleVersion {
             object["compatible_version"] = .integer(Int64(compatibleVersion))
@@ -137,9 +139,28 @@ public struct TokenDocument: Sendable, Hashable {
 
     // MARK: - Version 2
 
+    /// The members each level of a version-2 document uses itself.
+    private static let topLevelMembers: Set<String> = ["version", "compatible_version", "key", "session"]
+    private static let sessionMembers: Set<String> = ["tokens", "subject", "client_secret", "updated_at"]
+    private static let tokenMembers: Set<String> = [
+        "access_token", "token_type", "refresh_token", "id_token", "expires_at", "scope", "issued_at", "server_date",
+    ]
+
+    /// `additional`, with the members named like one of `reserved` (or like the
+    /// `shadowed_members` object itself) moved into a `shadowed_members` object.
+    private static func unshadowed(_ additional: [String: JSONValue], reserved: Set<String>) -> [String: JSONValue] {
+        var object = additional
+        var shadowed: [String: JSONValue] = [:]
+        for name in additional.keys where reserved.contains(name) || name == Members.shadowedMembers {
+            shadowed[name] = object.removeValue(forKey: name)
+        }
+        if !shadowed.isEmpty { object[Members.shadowedMembers] = .object(shadowed) }
+        return object
+    }
+
     private static func encodeSession(_ session: StoredSession) -> [String: JSONValue] {
         let tokens = session.tokens
-        var tokenObject = tokens.additionalFields
+        var tokenObject = unshadowed(tokens.additionalFields, reserved: tokenMembers)
         tokenObject["access_token"] = .string(tokens.accessToken)
         tokenObject["token_type"] = .string(tokens.tokenType.rawValue)
         tokenObject["refresh_token"] = tokens.refreshToken.map(JSONValue.string)
@@ -149,7 +170,7 @@ public struct TokenDocument: Sendable, Hashable {
         tokenObject["issued_at"] = date(tokens.issuedAt)
         tokenObject["server_date"] = tokens.serverDate.map(date)
 
-        var object = session.additionalFields
+        var object = unshadowed(session.additionalFields, reserved: sessionMembers)
         object["tokens"] = .object(tokenObject)
         object["subject"] = session.subject.map(JSONValue.string)
         object["client_secret"] = session.clientSecret.map(JSONValue.string)
@@ -186,14 +207,14 @@ public struct TokenDocument: Sendable, Hashable {
             scopes: scopes,
             issuedAt: try tokenMembers.requiredDate("issued_at"),
             serverDate: try tokenMembers.date("server_date"),
-            additionalFields: tokenMembers.rest)
+            additionalFields: try tokenMembers.remainder())
         return StoredSession(
             key: key,
             tokens: tokens,
             subject: try members.string("subject"),
             clientSecret: try members.string("client_secret"),
             updatedAt: try members.requiredDate("updated_at"),
-            additionalFields: members.rest)
+            additionalFields: try members.remainder())
     }
 
     // MARK: - Version 1
@@ -237,6 +258,18 @@ private struct Members {
     init(_ object: [String: JSONValue], _ context: String) {
         self.rest = object
         self.context = context
+    }
+
+    /// The object in which a writer keeps the unknown members named like known ones.
+    static let shadowedMembers = "shadowed_members"
+
+    /// What is left over, the members kept in `shadowed_members` among them.
+    mutating func remainder() throws -> [String: JSONValue] {
+        guard let shadowed = take(Self.shadowedMembers) else { return rest }
+        guard let object = shadowed.objectValue else {
+            throw TokenStoreError.corrupt("\"\(name(Self.shadowedMembers))\" is not an object")
+        }
+        return rest.merging(object) { _, kept in kept }
     }
 
     mutating func take(_ name: String) -> JSONValue? {
