@@ -16,10 +16,13 @@ TEST_USER=alice TEST_PASSWORD=alice-pw
 GLEWLWYD_PORT=${OAUTH2_TEST_GLEWLWYD_PORT:-4593} DOT_PORT=${OAUTH2_TEST_DOT_PORT:-8000}
 TLS_PORT=${OAUTH2_TEST_TLS_PORT:-4443}
 AUTHGENT_PORT=${OAUTH2_TEST_AUTHGENT_PORT:-8400}
+LEMONLDAP_PORT=${OAUTH2_TEST_LEMONLDAP_PORT:-8300}
 GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
 DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
 AUTHGENT_URL=http://127.0.0.1:$AUTHGENT_PORT   # authgent-server: issuer = its URL
+# LemonLDAP::NG: issuer = its URL exactly (no trailing slash); endpoints under /oauth2/.
+LEMONLDAP_URL=http://127.0.0.1:$LEMONLDAP_PORT LEMONLDAP_ISSUER=http://127.0.0.1:$LEMONLDAP_PORT
 CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC_SECRET=cc-secret
 PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device   # DOT only: one grant type per client
 # Glewlwyd only: clients that authenticate with JWTs (RFC 7523 §2.2), the public keys of the
@@ -42,6 +45,14 @@ GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
 DOT_DEBS="curl openssl"
 AUTHGENT_DEBS="curl"
+# LemonLDAP::NG 2.16 (portal + FastCGI server behind an nginx of its own). With
+# --no-install-recommends these Recommends must be named: String::Random and IO::String (OIDC
+# issuer), GD::SecurityImage and Image::Magick (the captcha module is always loaded),
+# Email::Sender and MIME::Entity (lemonldap-ng-cli, for live configuration changes); DBI and
+# DBD::SQLite hold the test user (the Demo backend wants password = user name).
+LEMONLDAP_DEBS="liblemonldap-ng-portal-perl lemonldap-ng-fastcgi-server liblemonldap-ng-manager-perl
+ libstring-random-perl libio-string-perl libgd-securityimage-perl libimage-magick-perl
+ libemail-sender-perl libmime-tools-perl libdbi-perl libdbd-sqlite3-perl nginx jq curl openssl"
 TLS_DEBS="nginx curl openssl"
 KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 # Not a server: the library the device sign-in's terminal QR code loads at run time (tested by
