@@ -12,19 +12,26 @@ STATE=${OAUTH2_TEST_STATE_DIR:-$ROOT/.build/test-servers}
 # by side, each with its own OAUTH2_TEST_STATE_DIR or checkout.
 REDIRECT_PORT=${OAUTH2_TEST_REDIRECT_PORT:-9999}
 REDIRECT_URI=http://127.0.0.1:$REDIRECT_PORT/callback
+# Where RP-initiated logout sends the browser back (registered where a server has the notion).
+POST_LOGOUT_URI=http://127.0.0.1:$REDIRECT_PORT/logged-out
 TEST_USER=alice TEST_PASSWORD=alice-pw
 GLEWLWYD_PORT=${OAUTH2_TEST_GLEWLWYD_PORT:-4593} DOT_PORT=${OAUTH2_TEST_DOT_PORT:-8000}
 TLS_PORT=${OAUTH2_TEST_TLS_PORT:-4443}
 AUTHGENT_PORT=${OAUTH2_TEST_AUTHGENT_PORT:-8400}
 LEMONLDAP_PORT=${OAUTH2_TEST_LEMONLDAP_PORT:-8300}
+OIDCPROVIDER_PORT=${OAUTH2_TEST_OIDCPROVIDER_PORT:-8500}
 GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
 DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
 AUTHGENT_URL=http://127.0.0.1:$AUTHGENT_PORT   # authgent-server: issuer = its URL
 # LemonLDAP::NG: issuer = its URL exactly (no trailing slash); endpoints under /oauth2/.
 LEMONLDAP_URL=http://127.0.0.1:$LEMONLDAP_PORT LEMONLDAP_ISSUER=http://127.0.0.1:$LEMONLDAP_PORT
+# django-oidc-provider: issuer = its URL + the prefix its URLs are mounted under (no trailing slash).
+OIDCPROVIDER_URL=http://127.0.0.1:$OIDCPROVIDER_PORT OIDCPROVIDER_ISSUER=http://127.0.0.1:$OIDCPROVIDER_PORT/openid
 CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC_SECRET=cc-secret
-PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device   # DOT only: one grant type per client
+# DOT (one grant type per client) and django-oidc-provider (password grant scopes come from the
+# client's registered scopes): pw/pw-secret; DOT only: device.
+PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device
 # Glewlwyd only: clients that authenticate with JWTs (RFC 7523 §2.2), the public keys of the
 # private_key_jwt client (its private keys are test fixtures), and the two extra OIDC
 # instances of the same server: one demands DPoP nonces, one pushed authorization requests.
@@ -53,6 +60,7 @@ AUTHGENT_DEBS="curl"
 LEMONLDAP_DEBS="liblemonldap-ng-portal-perl lemonldap-ng-fastcgi-server liblemonldap-ng-manager-perl
  libstring-random-perl libio-string-perl libgd-securityimage-perl libimage-magick-perl
  libemail-sender-perl libmime-tools-perl libdbi-perl libdbd-sqlite3-perl nginx jq curl openssl"
+OIDCPROVIDER_DEBS="curl"
 TLS_DEBS="nginx curl openssl"
 KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 # Not a server: the library the device sign-in's terminal QR code loads at run time (tested by
