@@ -10,6 +10,18 @@
 # allowed client_credentials, token exchange and jwt-bearer; its random id and secret are written
 # to $STATE/authgent/clients.env, which up.sh copies into $STATE/env.
 #
+# Each start also registers three clients for the authorization code (PKCE S256), refresh and
+# device grants, written to clients.env too:
+#   AUTHGENT_CODE_CLIENT_ID/_SECRET  confidential (client_secret_basic), redirect URI $REDIRECT_URI
+#   AUTHGENT_PUBLIC_CLIENT_ID        public (no secret sent), redirect URI $REDIRECT_URI
+#   AUTHGENT_LOOPBACK_CLIENT_ID      public, no redirect URI registered: authgent then accepts any
+#                                    redirect URI, so a loopback listener may take any port (for a
+#                                    registered URI it compares exactly, RFC 8252 §7.3 or not)
+# authgent has no users and no login: AUTHGENT_CONSENT_MODE=auto_approve (pinned below) makes
+# GET /authorize answer at once 302 <redirect_uri>?code=..&state=..&iss=.. for subject
+# "auto_approved_user"; device codes are approved by POST /device/complete (JSON user_code,
+# subject). scripts/test-servers/authgent-check.sh proves each flow and pins the quirks.
+#
 # The jwt-bearer grant is served, not only advertised: authgent verifies an assertion whose `iss`
 # is in AUTHGENT_TRUSTED_CHAINING_ISSUERS against that issuer's JWKS — for its own URL, against the
 # keys of its signing_keys table. So authgent trusts itself as an issuer, and each start adds an
@@ -44,6 +56,7 @@ write_site() {
   cat >>"$SITE/.env" <<ENV
 AUTHGENT_SERVER_URL=$ISS
 AUTHGENT_TRUSTED_CHAINING_ISSUERS=["$ISS"]
+AUTHGENT_CONSENT_MODE=auto_approve
 AUTHGENT_TOKEN_RATE_LIMIT=100000
 AUTHGENT_REGISTER_RATE_LIMIT=100000
 ENV
@@ -68,19 +81,33 @@ db.commit()
 PY
 }
 
-# Registers the test client; writes its credentials to clients.env.
+# POST /register (RFC 7591) with JSON $1; prints the answer.
+register() {
+  curl -sf --max-time 10 -H 'Content-Type: application/json' "$ISS/register" -d "$1" \
+    || die "registering a test client failed (log: $LOG)"
+}
+
+# Registers the test clients; writes their credentials to clients.env.
 register_clients() {
-  local answer
-  answer=$(curl -sf --max-time 10 -H 'Content-Type: application/json' "$ISS/register" -d '{
+  local exchanger code public loopback
+  local code_grants='"authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"'
+  exchanger=$(register '{
       "client_name": "swift-oauth2 exchanger", "token_endpoint_auth_method": "client_secret_post",
       "grant_types": ["client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange",
-                      "urn:ietf:params:oauth:grant-type:jwt-bearer"]}') \
-    || die "registering the test client failed (log: $LOG)"
+                      "urn:ietf:params:oauth:grant-type:jwt-bearer"]}')
+  code=$(register '{"client_name": "swift-oauth2 code (confidential)", "token_endpoint_auth_method": "client_secret_basic",
+      "grant_types": ['"$code_grants"'], "redirect_uris": ["'"$REDIRECT_URI"'"]}')
+  public=$(register '{"client_name": "swift-oauth2 code (public)", "token_endpoint_auth_method": "none",
+      "grant_types": ['"$code_grants"'], "redirect_uris": ["'"$REDIRECT_URI"'"]}')
+  loopback=$(register '{"client_name": "swift-oauth2 loopback (public, any redirect URI)", "token_endpoint_auth_method": "none",
+      "grant_types": ['"$code_grants"']}')
   "$VENV/bin/python" -c '
 import json, shlex, sys
-a = json.loads(sys.argv[1])
-print("AUTHGENT_CLIENT_ID=" + shlex.quote(a["client_id"]))
-print("AUTHGENT_CLIENT_SECRET=" + shlex.quote(a["client_secret"]))' "$answer" >"$DIR/clients.env.tmp"
+exchanger, code, public, loopback = (json.loads(a) for a in sys.argv[1:])
+for name, value in (("AUTHGENT_CLIENT_ID", exchanger["client_id"]), ("AUTHGENT_CLIENT_SECRET", exchanger["client_secret"]),
+                    ("AUTHGENT_CODE_CLIENT_ID", code["client_id"]), ("AUTHGENT_CODE_CLIENT_SECRET", code["client_secret"]),
+                    ("AUTHGENT_PUBLIC_CLIENT_ID", public["client_id"]), ("AUTHGENT_LOOPBACK_CLIENT_ID", loopback["client_id"])):
+    print(name + "=" + shlex.quote(value))' "$exchanger" "$code" "$public" "$loopback" >"$DIR/clients.env.tmp"
   printf 'AUTHGENT_ASSERTION_KEY=%q\nAUTHGENT_ASSERTION_KID=%q\n' "$DIR/assertion-key.pem" "$ASSERTION_KID" >>"$DIR/clients.env.tmp"
   mv "$DIR/clients.env.tmp" "$DIR/clients.env"
 }
