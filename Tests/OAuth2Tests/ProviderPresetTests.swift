@@ -127,6 +127,20 @@ private func metadata(_ preset: ProviderPreset) throws -> ServerMetadata {
         #expect(ServerQuirks().description == "none")
     }
 
+    @Test func basicCredentialsAreFormEncodedUnlessAServerCannotDecodeThem() throws {
+        // RFC 6749 §2.3.1 form-encodes both before Base64; LemonLDAP::NG 2.16 does not decode
+        // them, so a registered secret with a `/` never matches there (seen against it).
+        var configuration = ClientConfiguration(clientID: "id", clientSecret: "a/b+c d", authenticationMethod: .clientSecretBasic)
+        #expect(try ClientAuthentication.basicAuthorization(configuration) == "Basic " + Data("id:a%2Fb%2Bc+d".utf8).base64EncodedString())
+        configuration.quirks.insert(.basicAuthenticationWithoutFormEncoding)
+        #expect(try ClientAuthentication.basicAuthorization(configuration) == "Basic " + Data("id:a/b+c d".utf8).base64EncodedString())
+        // Unencoded, a colon in the client id would end it early: refused, the secret unnamed.
+        configuration = ClientConfiguration(clientID: "a:b", clientSecret: "s3cret", authenticationMethod: .clientSecretBasic, quirks: [.basicAuthenticationWithoutFormEncoding])
+        let error = #expect(throws: OAuth2Error.self) { try ClientAuthentication.basicAuthorization(configuration) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description.contains("s3cret") == false)
+    }
+
     @Test func emptySecretBasicIsAnExplicitOptIn() throws {
         var configuration = ClientConfiguration(clientID: "installed", authenticationMethod: .clientSecretBasic)
         #expect(throws: OAuth2Error.self) { try configuration.validate() }
