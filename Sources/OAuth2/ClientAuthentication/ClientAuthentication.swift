@@ -76,14 +76,23 @@ enum ClientAuthentication {
         }
     }
 
-    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1. An empty
+    /// `Basic base64(urlencode(id) ":" urlencode(secret))`, RFC 6749 §2.3.1; without the
+    /// encoding with ``ServerQuirks/basicAuthenticationWithoutFormEncoding``. An empty
     /// secret only with ``ServerQuirks/basicAuthenticationWithEmptySecret`` (Reddit).
     static func basicAuthorization(_ configuration: ClientConfiguration) throws(OAuth2Error) -> String {
         let secret = configuration.clientSecret ?? ""
         guard !secret.isEmpty || configuration.quirks.contains(.basicAuthenticationWithEmptySecret) else {
             throw .client(.invalidConfiguration, "client_secret_basic needs a client secret.")
         }
-        let credentials = FormURLEncoding.encode(configuration.clientID) + ":" + FormURLEncoding.encode(secret)
+        let credentials: String
+        if configuration.quirks.contains(.basicAuthenticationWithoutFormEncoding) {
+            guard !configuration.clientID.contains(":") else {
+                throw .client(.invalidConfiguration, "A client id with a colon cannot be sent in Basic credentials without form-encoding.")
+            }
+            credentials = configuration.clientID + ":" + secret
+        } else {
+            credentials = FormURLEncoding.encode(configuration.clientID) + ":" + FormURLEncoding.encode(secret)
+        }
         return "Basic " + Data(credentials.utf8).base64EncodedString()
     }
 }

@@ -35,11 +35,18 @@ public struct ServerQuirks: OptionSet, Sendable, Hashable, CustomStringConvertib
     /// (Microsoft Entra ID documents `scope` as required on a refresh request).
     public static let scopesOnRefresh = ServerQuirks(rawValue: 1 << 2)
 
+    /// `client_secret_basic` with the client id and secret as they are, not form-encoded
+    /// first as RFC 6749 §2.3.1 asks: for servers that do not decode them (LemonLDAP::NG
+    /// 2.16, whose registered secrets may hold a `/`). A client id with a `:` cannot be sent
+    /// this way and is a configuration error.
+    public static let basicAuthenticationWithoutFormEncoding = ServerQuirks(rawValue: 1 << 3)
+
     /// Every quirk with its name in settings files.
     public static let named: [(name: String, quirk: ServerQuirks)] = [
         ("basic_authentication_with_empty_secret", .basicAuthenticationWithEmptySecret),
         ("comma_separated_scopes", .commaSeparatedScopes),
         ("scopes_on_refresh", .scopesOnRefresh),
+        ("basic_authentication_without_form_encoding", .basicAuthenticationWithoutFormEncoding),
     ]
 
     /// The quirk a settings file names `name`, or `nil` for an unknown name.
