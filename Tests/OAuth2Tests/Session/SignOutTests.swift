@@ -15,6 +15,7 @@ final class ProgressLog: @unchecked Sendable {
         case .started: outcome = "started"
         case .succeeded: outcome = "succeeded"
         case .skipped: outcome = "skipped"
+        case .notOffered: outcome = "not offered"
         case .failed: outcome = "failed"
         }
         lock.withLock { storage.append("\(progress.step) \(outcome)") }
@@ -77,7 +78,7 @@ final class ProgressLog: @unchecked Sendable {
         #expect(await store.load(session.key) == nil)
     }
 
-    @Test func aMissingRefreshTokenIsSkippedAndAMissingEndpointFails() async throws {
+    @Test func aMissingRefreshTokenIsSkippedAndAMissingEndSessionEndpointIsNotOffered() async throws {
         let provider = ScriptedProvider()
         let metadata = ServerMetadata(issuer: URL(string: Fixtures.issuer)!, tokenEndpoint: URL(string: "https://as.example.com/token")!,
                                       revocationEndpoint: URL(string: "https://as.example.com/revoke")!)
@@ -85,11 +86,35 @@ final class ProgressLog: @unchecked Sendable {
         let session = try await Session(client: client, tokens: freshTokens("at-0", refreshToken: nil))
         let log = ProgressLog()
         let result = await session.signOut(.all, progress: log.record)
-        #expect(result.failed == [.endSession])
-        #expect((result.errors[.endSession] as? OAuth2Error)?.code == .missingEndpoint)
+        #expect(result.succeeded)
+        #expect(result.endSessionRequest == nil)
         #expect(log.lines.contains("[revokeRefreshToken] skipped"))
-        #expect(log.lines.last == "[removeFromStore] succeeded", "an end-session failure does not keep the tokens")
+        #expect(log.lines.contains("[endSession] not offered"))
+        #expect(log.lines.last == "[removeFromStore] succeeded")
         #expect(session.tokens == nil)
+    }
+
+    @Test func withoutARevocationEndpointTheTokensAreStillForgotten() async throws {
+        // LemonLDAP::NG and django-oidc-provider have no revocation endpoint: signing out
+        // must not keep the tokens for a revocation that can never happen (it did).
+        let provider = ScriptedProvider()
+        let metadata = ServerMetadata(issuer: URL(string: Fixtures.issuer)!, tokenEndpoint: URL(string: "https://as.example.com/token")!)
+        let client = try OAuth2Client(metadata: metadata, configuration: Fixtures.configuration(), transport: provider.transport)
+        let store = MemoryTokenStore()
+        let session = try await Session(client: client, tokens: freshTokens("at-0", refreshToken: "rt-0"), store: store)
+        let log = ProgressLog()
+        let result = await session.signOut(.revokeAndRemove, progress: log.record)
+        #expect(result.succeeded)
+        #expect(log.lines == [
+            "[revokeAccessToken] started", "[revokeAccessToken] not offered",
+            "[revokeRefreshToken] started", "[revokeRefreshToken] not offered",
+            "[removeFromStore] started", "[removeFromStore] succeeded",
+        ])
+        #expect(provider.revocationForms.isEmpty, "nothing was sent")
+        #expect(session.tokens == nil)
+        #expect(await store.load(session.key) == nil)
+        let progress = SignOutProgress(step: .revokeAccessToken, outcome: .notOffered)
+        #expect(progress.description == "revoke the access token: not offered by the server")
     }
 
     @Test func signOutUsesTheNewestTokensInTheStore() async throws {
