@@ -40,15 +40,29 @@ public struct SignOutOptions: OptionSet, Sendable, Hashable, CustomStringConvert
 /// One step of a sign-out, as it happens.
 public struct SignOutProgress: Sendable, CustomStringConvertible {
     /// What became of a step.
-    public enum Outcome: Sendable {
+    public enum Outcome: Sendable, CustomStringConvertible {
         /// The step is starting.
         case started
         /// The step succeeded.
         case succeeded
         /// The step had nothing to do (no refresh token to revoke, no tokens at all).
         case skipped
+        /// The server does not offer the step (it has no revocation or end-session
+        /// endpoint): nothing was sent, and the sign-out goes on.
+        case notOffered
         /// The step failed, or was not done because an earlier one failed.
         case failed(any Error)
+
+        /// A few words: `done`, `nothing to do`, `not offered by the server`, `failed: …`.
+        public var description: String {
+            switch self {
+            case .started: "started"
+            case .succeeded: "done"
+            case .skipped: "nothing to do"
+            case .notOffered: "not offered by the server"
+            case .failed(let error): "failed: \(error)"
+            }
+        }
     }
 
     /// The step: exactly one of the ``SignOutOptions``.
@@ -56,8 +70,24 @@ public struct SignOutProgress: Sendable, CustomStringConvertible {
     /// What became of it.
     public var outcome: Outcome
 
-    /// `step: outcome`.
-    public var description: String { "\(step): \(outcome)" }
+    /// Creates a progress report.
+    public init(step: SignOutOptions, outcome: Outcome) {
+        self.step = step
+        self.outcome = outcome
+    }
+
+    /// The step in words, then its outcome: `revoke the access token: done`.
+    public var description: String {
+        let action: String
+        switch step {
+        case .revokeAccessToken: action = "revoke the access token"
+        case .revokeRefreshToken: action = "revoke the refresh token"
+        case .endSession: action = "end the provider's session"
+        case .removeFromStore: action = "forget the tokens"
+        default: action = "\(step)"
+        }
+        return "\(action): \(outcome)"
+    }
 }
 
 /// What a sign-out did.
@@ -130,6 +160,11 @@ struct SignOutBatch: Sendable {
     let endSession: EndSessionOptions
     let progress: (@Sendable (SignOutProgress) -> Void)?
 
+    /// The endpoint a network step talks to.
+    private func endpoint(for step: SignOutOptions) -> URL? {
+        step == .endSession ? client.metadata.endSessionEndpoint : client.metadata.revocationEndpoint
+    }
+
     func run() async throws -> Outcome {
         let stored = try await store.load(key)
         let tokens = Renewer.newest(stored?.tokens, memory)
@@ -138,6 +173,11 @@ struct SignOutBatch: Sendable {
 
         for step in SignOutOptions.ordered where options.contains(step) {
             progress?(SignOutProgress(step: step, outcome: .started))
+            if step != .removeFromStore, endpoint(for: step) == nil {
+                // The server has no endpoint for the step: nothing to send, nothing failed.
+                progress?(SignOutProgress(step: step, outcome: .notOffered))
+                continue
+            }
             let outcome: SignOutProgress.Outcome
             do {
                 switch step {
