@@ -8,7 +8,8 @@
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
 # JWT-authenticating clients, the implicit-grant client implicit-public and the oidc-nonce,
-# oidc-par, oidc-reg and oidc-short instances. State: $STATE/glewlwyd.
+# oidc-par, oidc-reg and oidc-short instances. Serves its own login page ($B/login.html, where
+# the authorization endpoint sends a browser) from a copy of the webapp. State: $STATE/glewlwyd.
 set -euo pipefail
 NAME=glewlwyd
 # shellcheck source=scripts/test-servers/lib.sh
@@ -23,6 +24,14 @@ answers() { curl -sf -o /dev/null --max-time 5 "$ISS/.well-known/openid-configur
 
 do_status() { answers; }
 
+# True when the login page and what it loads first are served.
+login_page() {
+  local p
+  for p in login.html config.json login.js js/jquery.min.js css/bootstrap.min.css; do
+    curl -sf -o /dev/null --max-time 5 "$B/$p" || { log "GET $B/$p failed"; return 1; }
+  done
+}
+
 # Admin REST call: METHOD PATH JSON; fails on a non-2xx answer.
 api() {
   local r
@@ -33,7 +42,7 @@ api() {
 
 client() {  # id secret confidential authorization-types-json
   api POST /client/ "$(jq -n --arg id "$1" --arg s "$2" --argjson conf "$3" --arg red "$REDIRECT_URI" --argjson types "$4" \
-    '{client_id:$id, client_name:$id, confidential:$conf, enabled:true, redirect_uri:[$red], post_logout_redirect_uris:$red,
+    '{client_id:$id, client_name:$id, confidential:$conf, enabled:true, redirect_uri:[$red], post_logout_redirect_uris:[$red],
       authorization_type:$types, scope:["openid","g_profile","read"],
       token_endpoint_auth_method:(if $conf then ["client_secret_basic","client_secret_post"] else ["none"] end)}
       + (if $conf then {client_secret:$s} else {} end)')"
@@ -72,8 +81,21 @@ oidc_params() {
     "front-channel-logout-allowed":true, "back-channel-logout-allowed":true}'
 }
 
+# Lets clients keep post_logout_redirect_uris, which the OIDC plugin's end_session reads: the
+# client backend stores only the properties its data-format names, and the format Glewlwyd's
+# database ships names post_logout_redirect_uri (singular, unused). Without it the end-session
+# page closes the session and stays there: no redirect to the post-logout URI.
+client_properties() {
+  local module
+  module=$(curl -sf -b "$DIR/admin.jar" "$B/api/mod/client/database") || { log "GET /mod/client/database failed"; return 1; }
+  api PUT /mod/client/database "$(jq -c '.parameters["data-format"].post_logout_redirect_uris =
+    {"multiple": true, "read": true, "write": true} | del(.enabled)' <<<"$module")"
+  api PUT /mod/client/database/reset '{}'   # the new format applies once the module is reloaded
+}
+
 seed() {
   api POST /auth/ '{"username":"admin","password":"password"}'
+  client_properties
   api POST /scope/ '{"name":"read","display_name":"read","description":"read","password_required":false,"scheme":{}}'
   api POST /user/ "$(jq -n --arg u "$TEST_USER" --arg p "$TEST_PASSWORD" \
     '{username:$u, password:$p, name:"Alice", email:"alice@example.com", scope:["openid","g_profile","read"], enabled:true}')"
@@ -136,6 +158,36 @@ do_extras() {
   log "extras applied"
 }
 
+# Glewlwyd's own login page (login.html, a React app, with its consent screen) for a real
+# browser (Tests/Support/browser/oauth2-browser) to sign in on, as a person would. Debian's
+# webapp cannot be served where it is: css/, js/ and fonts/ are symlinks into other packages,
+# and Glewlwyd's static file server answers 404 for a file whose real path lies outside
+# static_files_path; and its config.json links to /etc/glewlwyd/config-2.7.json, which in this
+# package is a directory (the file is inside it), so the page would stay at "Loading...".
+# Hence a copy with the links followed (~4.5 MB) and the real config.json (GlewlwydUrl "./":
+# the page calls the API on its own origin).
+write_webapp() {
+  local src=/usr/share/glewlwyd/webapp cfg=/etc/glewlwyd/config-2.7.json
+  rm -rf "$DIR/webapp"; mkdir -p "$DIR/webapp"
+  cp -rL "$src/." "$DIR/webapp/"
+  rm -rf "$DIR/webapp/config.json"
+  [ ! -d "$cfg" ] || cfg=$cfg/config.json
+  cp "$cfg" "$DIR/webapp/config.json"
+}
+
+# The static file server's settings for that copy: every file type the webapp has.
+static_files_conf() {
+  local sep="" m
+  echo "static_files_path=\"$DIR/webapp/\""
+  echo "static_files_mime_types = ("
+  for m in .html:text/html .css:text/css .js:application/javascript .json:application/json .map:application/json \
+    .png:image/png .ico:image/x-icon .svg:image/svg+xml .ttf:font/ttf .woff:font/woff .woff2:font/woff2 \
+    .eot:application/vnd.ms-fontobject; do
+    printf '  %s{ extension = "%s" mime_type = "%s" compress = 0 }\n' "$sep" "${m%%:*}" "${m#*:}"; sep=","
+  done
+  echo ")"
+}
+
 do_start() {
   local fp pid i t0=$SECONDS
   fp=$(fingerprint "${BASH_SOURCE[0]}")
@@ -146,6 +198,7 @@ do_start() {
   rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
   zcat /usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz | sqlite3 glewlwyd.db   # creates admin/password
   openssl genrsa -out key.pem 2048 2>/dev/null; openssl rsa -in key.pem -pubout -out pub.pem 2>/dev/null
+  write_webapp
   # NB: never write use_secure_connection=...: any value of it demands TLS key files.
   cat >glewlwyd.conf <<CONF
 port=$PORT
@@ -171,6 +224,7 @@ plugin_module_path="/usr/lib/glewlwyd/plugin"
 hash_algorithm="SHA512"
 database = { type = "sqlite3" path = "$DIR/glewlwyd.db" };
 CONF
+  static_files_conf >>glewlwyd.conf
   # Own session, no stdin, lock fd closed: it outlives this script and holds no lock.
   setsid glewlwyd --config-file="$DIR/glewlwyd.conf" >"$LOG" 2>&1 </dev/null 9>&- &
   pid=$!; echo "$pid" >"$PIDFILE"
@@ -181,6 +235,7 @@ CONF
   done
   seed || { do_stop; die "seeding failed (log: $LOG)"; }
   answers || { do_stop; die "OIDC discovery does not answer after seeding (log: $LOG)"; }
+  login_page || { do_stop; die "the login page is not served (log: $LOG)"; }
   echo "$fp" >"$READY"
   log "started (pid $pid) in $((SECONDS - t0)) s, issuer $ISS"
 }

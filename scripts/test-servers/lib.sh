@@ -69,6 +69,10 @@ QR_DEBS="libqrencode4"
 # Not a server: the JavaScript engine that runs the loopback listener's fragment relay script
 # (the implicit grant) in OAuth2LoopbackTests, which scripts/test tells to require it.
 NODE_DEBS="nodejs"
+# Not a server: the headless browser (Chromium and its WebDriver) that signs in on the servers'
+# real login pages as $BROWSER (Tests/Support/browser/oauth2-browser; chromium.sh installs it
+# with its Selenium venv).
+CHROMIUM_DEBS="chromium chromium-driver"
 
 NAME=${NAME:-test-servers}
 log() { printf '%s: %s\n' "$NAME" "$*" >&2; }
