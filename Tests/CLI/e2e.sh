@@ -479,5 +479,51 @@ check fault "token: dns-failure (3)" 3 timeout 60 unshare -n "$BIN" --http-timeo
 check fault "--http-timeout 0 is a usage error (2)" 2 "$BIN" --http-timeout 0 discover "http://127.0.0.1:1"
 kill "$fault_pid" 2>/dev/null; wait "$fault_pid" 2>/dev/null
 
+# A real browser: `$BROWSER` is headless Chromium (Tests/Support/browser/oauth2-browser), signing
+# in and out on the providers' own pages as a person would. The listener's pages are checked by
+# their rendered text; page texts and screenshots stay in $OAUTH2_TEST_BROWSER_ARTIFACTS. Each
+# passing step also counts as a "browser" journey.
+CHROMIUM="$HERE/../Support/browser/oauth2-browser"
+ART=${OAUTH2_TEST_BROWSER_ARTIFACTS:-$WORK/browser}
+# in_chromium SERVER STEP EXPECTED-RC NAME COMMAND...: `check` with Chromium as $BROWSER; the
+# Chromium profile (its cookies: the provider's session) is the server's, kept between steps.
+in_chromium() {
+  local server=$1 step=$2 want=$3 name=$4 dir=$ART/cli-$1 before=$passed; shift 4
+  mkdir -p "$dir"; rm -f "$dir/$step.txt"
+  check "$server" "$name" "$want" env BROWSER="$CHROMIUM" OAUTH2_BROWSER_COOKIES="$dir/cookies.json" \
+    OAUTH2_BROWSER_LOG="$dir/browser.log" OAUTH2_BROWSER_PAGE_TEXT="$dir/$step.txt" OAUTH2_BROWSER_SCREENSHOT="$dir/$step.png" \
+    OAUTH2_BROWSER_USER="${OAUTH2_TEST_USER:-alice}" OAUTH2_BROWSER_PASSWORD="${OAUTH2_TEST_PASSWORD:-alice-pw}" "$@"
+  [ "$passed" -gt "$before" ] || { tail -n 5 "$dir/browser.log" 2>/dev/null | sed 's/^/     | browser: /'; return; }
+  # The driver's worker writes the page text just after the tool returned.
+  for _ in $(seq 300); do [ -s "$dir/$step.txt" ] && break; sleep 0.1; done
+  echo "browser cli-$server-$step" >>"$LOG"
+}
+page() { cat "$ART/cli-$1/$2.txt" 2>/dev/null; }
+browser_journey() {  # SERVER ISSUER CLIENT SCOPE [login options...]
+  local server=$1 issuer=$2 client=$3 scope=$4 p="--profile chromium-$1"; shift 4
+  rm -rf "$ART/cli-$server"
+  in_chromium "$server" sign-in 0 "login in headless Chromium on the provider's own page" \
+    "$BIN" $p login --store file --issuer "$issuer" --client-id "$client" --redirect-uri "$REDIRECT" --scope "$scope" --timeout 90 "$@"
+  expect "Chromium rendered the listener's page: signed in" sh -c "grep -q 'You are signed in' '$ART/cli-$server/sign-in.txt'"
+  expect "the listener's page shows no code" sh -c "! grep -qi 'code=' '$ART/cli-$server/sign-in.txt'"
+  expect "a screenshot of it was kept" test -s "$ART/cli-$server/sign-in.png"
+  check "$server" "token after the Chromium login" 0 "$BIN" $p token
+  check "$server" "userinfo after the Chromium login" 0 "$BIN" $p userinfo
+  in_chromium "$server" sign-out 0 "logout, the end-session page in headless Chromium" "$BIN" $p logout --timeout 90
+  cp "$WORK/err" "$ART/cli-$server/logout.err"
+  expect "logout came back to the listener with its state" grep -q "post-logout state checked" "$WORK/err"
+  expect "Chromium rendered the listener's page: signed out" sh -c "grep -q 'You are signed out' '$ART/cli-$server/sign-out.txt'"
+  check "$server" "token after the Chromium logout: sign in again" 5 "$BIN" $p token
+}
+echo "== A real browser (headless Chromium)"
+# Glewlwyd revokes only for an authenticated client: its confidential one, whose secret the
+# profile keeps for the logout.
+browser_journey glewlwyd "$GLEWLWYD" "$CONF_ID" "openid read" --client-secret-file "$WORK/conf-credential"
+LEMONLDAP=${OAUTH2_TEST_LEMONLDAP_ISSUER:-http://127.0.0.1:8300}
+browser_journey lemonldap "$LEMONLDAP" code-public "openid profile"
+# LemonLDAP::NG has no revocation endpoint: logout says so, and still forgets the tokens.
+expect "lemonldap: logout said the server offers no revocation" grep -q "revoke the access token: not offered by the server" "$ART/cli-lemonldap/logout.err"
+expect "lemonldap: logout forgot the tokens" grep -q "forget the tokens: done" "$ART/cli-lemonldap/logout.err"
+
 echo "e2e: $passed passed, $failures failed"
 [ "$failures" = 0 ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops the integration-test servers started by up.sh. Idempotent; keeps logs, certificates
-# and the DOT and authgent venvs for the next start.
+# and the Python venvs for the next start.
 set -euo pipefail
 NAME="down"
 # shellcheck source=scripts/test-servers/lib.sh
@@ -8,7 +8,7 @@ NAME="down"
 
 # In parallel: each waits up to a few seconds for its server to go.
 pids=()
-for s in keyring tls authgent dot glewlwyd; do "$TS_DIR/$s.sh" stop & pids+=($!); done
+for s in keyring tls oidcprovider lemonldap authgent dot glewlwyd; do "$TS_DIR/$s.sh" stop & pids+=($!); done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 exit "$rc"

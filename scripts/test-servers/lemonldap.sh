@@ -15,7 +15,8 @@
 # Issuer http://127.0.0.1:8300 (exact, no trailing slash); endpoints $ISS/oauth2/{authorize,token,
 # userinfo,jwks,introspect,register,logout}. User alice/alice-pw (DBI backend on an SQLite file).
 # Clients (redirect URI $REDIRECT_URI exactly: LemonLDAP compares redirect URIs as strings, no
-# wildcard or loopback port rule; post-logout redirect URI http://127.0.0.1:9999/logged-out):
+# wildcard or loopback port rule; post-logout redirect URIs http://127.0.0.1:9999/logged-out and the
+# redirect URI itself, where the CLI's logout comes back to its listener):
 #   code-public                   public, PKCE required, refresh + offline_access, opaque
 #                                 access tokens, consent page
 #   code-conf / code-conf-secret  confidential (client_secret_basic or _post), PKCE required,
@@ -172,7 +173,7 @@ write_conf() {   # $1: server dir
      --rawfile pk "$s/keys/sig.key" --rawfile crt "$s/keys/sig.crt" '
   def rp(id): {
     oidcRPMetaDataOptionsDisplayName: id, oidcRPMetaDataOptionsClientID: id,
-    oidcRPMetaDataOptionsRedirectUris: $red, oidcRPMetaDataOptionsPostLogoutRedirectUris: $lo,
+    oidcRPMetaDataOptionsRedirectUris: $red, oidcRPMetaDataOptionsPostLogoutRedirectUris: ($lo + " " + $red),
     oidcRPMetaDataOptionsAllowOffline: 1, oidcRPMetaDataOptionsRefreshToken: 1,
     oidcRPMetaDataOptionsRequirePKCE: 1, oidcRPMetaDataOptionsIDTokenSignAlg: "RS256",
     oidcRPMetaDataOptionsLogoutType: "front", oidcRPMetaDataOptionsLogoutSessionRequired: 1,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, authgent-server, the HTTPS
-# front, a private desktop keyring), installs libqrencode4 for the QR-code tests and nodejs for the fragment relay test, and writes $STATE/env,
+# Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, authgent-server,
+# LemonLDAP::NG, django-oidc-provider, the HTTPS front, a private desktop keyring) and headless
+# Chromium for the browser journeys, installs libqrencode4 for the QR-code tests and nodejs for the fragment relay test, and writes $STATE/env,
 # the variables the Swift integration tests read:
 #   . .build/test-servers/env
 # Idempotent: servers already up are left alone (a warm run takes well under a second).
@@ -14,13 +15,20 @@ t0=$SECONDS
 # package.
 "$TS_DIR/dot.sh" venv & venv_pid=$!
 "$TS_DIR/authgent.sh" venv & authgent_venv_pid=$!
+"$TS_DIR/oidcprovider.sh" venv & oidcprovider_venv_pid=$!
 # shellcheck disable=SC2086  # word lists
-ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $AUTHGENT_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS $NODE_DEBS
+ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $AUTHGENT_DEBS $LEMONLDAP_DEBS $OIDCPROVIDER_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS $NODE_DEBS \
+  $CHROMIUM_DEBS
+# The headless browser of the browser journeys (Selenium's venv; its Debian part is above).
+"$TS_DIR/chromium.sh" install >/dev/null
 wait "$venv_pid" || die "making the DOT venv failed"
 wait "$authgent_venv_pid" || die "making the authgent venv failed"
+wait "$oidcprovider_venv_pid" || die "making the django-oidc-provider venv failed"
 "$TS_DIR/glewlwyd.sh" start
 "$TS_DIR/dot.sh" start
 "$TS_DIR/authgent.sh" start
+"$TS_DIR/lemonldap.sh" start
+"$TS_DIR/oidcprovider.sh" start
 "$TS_DIR/tls.sh" start
 "$TS_DIR/keyring.sh" start
 
@@ -53,6 +61,11 @@ vars() {
     OAUTH2_TEST_AUTHGENT_ISSUER="$AUTHGENT_URL" \
     OAUTH2_TEST_AUTHGENT_CLIENT_ID="$AUTHGENT_CLIENT_ID" OAUTH2_TEST_AUTHGENT_CLIENT_SECRET="$AUTHGENT_CLIENT_SECRET" \
     OAUTH2_TEST_AUTHGENT_ASSERTION_KEY="$AUTHGENT_ASSERTION_KEY" OAUTH2_TEST_AUTHGENT_ASSERTION_KID="$AUTHGENT_ASSERTION_KID" \
+    OAUTH2_TEST_AUTHGENT_CODE_CLIENT_ID="$AUTHGENT_CODE_CLIENT_ID" OAUTH2_TEST_AUTHGENT_CODE_CLIENT_SECRET="$AUTHGENT_CODE_CLIENT_SECRET" \
+    OAUTH2_TEST_AUTHGENT_PUBLIC_CLIENT_ID="$AUTHGENT_PUBLIC_CLIENT_ID" OAUTH2_TEST_AUTHGENT_LOOPBACK_CLIENT_ID="$AUTHGENT_LOOPBACK_CLIENT_ID" \
+    OAUTH2_TEST_LEMONLDAP_URL="$LEMONLDAP_URL" OAUTH2_TEST_LEMONLDAP_ISSUER="$LEMONLDAP_ISSUER" \
+    OAUTH2_TEST_OIDCPROVIDER_URL="$OIDCPROVIDER_URL" OAUTH2_TEST_OIDCPROVIDER_ISSUER="$OIDCPROVIDER_ISSUER" \
+    OAUTH2_TEST_POST_LOGOUT_URI="$POST_LOGOUT_URI" \
     OAUTH2_TEST_KEYRING_BUS="$("$TS_DIR/keyring.sh" address)"; do
     printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
   done

@@ -80,6 +80,22 @@ final class Browser: @unchecked Sendable {
         return (String(decoding: page, as: UTF8.self), pageResponse.headerFields[.contentSecurityPolicy], answer, String(decoding: text, as: UTF8.self))
     }
 
+    /// Where `response` redirects, resolved against `url`; `nil` when it is no redirect.
+    static func location(of response: HTTPResponse, relativeTo url: URL) -> URL? {
+        guard response.status.kind == .redirection, let location = response.headerFields[.location] else { return nil }
+        return URL(string: location, relativeTo: url)?.absoluteURL
+    }
+
+    /// POSTs a form to `url` and returns the redirect's target.
+    func redirect(fromForm url: URL, _ parameters: [(String, String)]) async throws -> URL {
+        let (response, body) = try await form(url, parameters)
+        guard let target = Self.location(of: response, relativeTo: url) else {
+            Issue.record("expected a redirect from POST \(url.path), got \(response.status.code): \(String(decoding: body.prefix(300), as: UTF8.self))")
+            throw CancellationError()
+        }
+        return target
+    }
+
     /// GETs `url` and returns the redirect's target.
     func redirect(from url: URL) async throws -> URL {
         let (response, body) = try await get(url)
