@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end tests of the built `oauth2` binary against Glewlwyd, django-oauth-toolkit and authgent-server,
+# End-to-end tests of the built `oauth2` binary against Glewlwyd, django-oauth-toolkit, authgent-server and
+# LemonLDAP::NG (on Glewlwyd's and LemonLDAP::NG's own pages also in headless Chromium),
 # through the CLI surface README documents only (no test-only flags or variables; the
 # "browser" is $BROWSER, as a user's would be). scripts/test runs this with the servers up
 # and their environment exported:

@@ -15,6 +15,7 @@ extension Integration {
             let probe = try await server.client(server.publicClient())
             let availability = server.availability(of: feature, metadata: probe.metadata)
             CompatibilityLog.record(server, feature, .started, evidence: availability.evidence)
+            IntegrationLog.record(server.rawValue, variant: "compatibility/\(feature)")
             switch availability {
             case .offered:
                 try await Journey(server: server).run(feature)
