@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "OAuth2", targets: ["OAuth2"]),
+        .library(name: "OAuth2JOSE", targets: ["OAuth2JOSE"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
         .library(name: "OAuth2Loopback", targets: ["OAuth2Loopback"]),
@@ -38,9 +39,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
+        // The bottom layer: JOSE (JWS, JWK and JWK sets, signing keys), the strict JSON reader,
+        // the JSON value, encodings. Depends on nothing of ours: an import of `OAuth2` here is a
+        // compile error.
+        .target(
+            name: "OAuth2JOSE",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "OAuth2",
             dependencies: [
+                "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -89,7 +102,7 @@ let package = Package(
         .target(
             name: "OAuth2Testing",
             dependencies: [
-                "OAuth2",
+                "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -159,6 +172,12 @@ let package = Package(
             name: "OAuth2TestWorker",
             dependencies: ["OAuth2", "OAuth2SecretService", "OAuth2TestSupport", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Tests/OAuth2TestWorker",
+            swiftSettings: strictSettings
+        ),
+        // The bottom layer's rules (JOSE, strict JSON, encodings), with nothing of `OAuth2` in scope.
+        .testTarget(
+            name: "OAuth2JOSETests",
+            dependencies: ["OAuth2JOSE", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(

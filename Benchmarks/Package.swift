@@ -26,6 +26,7 @@ let package = Package(
         .target(
             name: "OAuth2TestSupport",
             dependencies: [
+                .product(name: "OAuth2", package: root),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,5 @@
 import Foundation
-import OAuth2
+import OAuth2JOSE
 
 extension TestProvider {
     /// A grant type the token endpoint knows (RFC 6749 §4, RFC 8628 §3.4).

@@ -1,5 +1,5 @@
 import Foundation
-import OAuth2
+import OAuth2JOSE
 
 extension TestProvider {
     /// The fixed identities of ``Configuration/demo``: what a demo or a quick test signs in

@@ -1,6 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
-import OAuth2
+import OAuth2JOSE
 
 /// An OpenID provider on 127.0.0.1 for your own tests and demos: discovery, a JWK set with
 /// key rotation, an authorization endpoint that signs a configured user in without a page

@@ -86,7 +86,7 @@ public struct OAuth2Client: Sendable {
     /// as the HMAC key when HMAC is configured. Built once per metadata and configuration.
     public var idTokenValidator: IDTokenValidator { storage.idTokenValidator }
     /// The latest DPoP nonce of each server this client talked to, shared by its copies.
-    public var dpopNonces: DPoPNonceCache { storage.dpopNonces }
+    package var dpopNonces: DPoPNonceCache { storage.dpopNonces }
 
     /// Whether `other` is this client or an unchanged copy of it (one storage).
     func isSameStorage(as other: OAuth2Client) -> Bool { storage === other.storage }

@@ -216,7 +216,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
 
 /// The rule every endpoint obeys: HTTPS, except on a loopback host (127.0.0.0/8, ::1,
 /// `localhost`), where plain HTTP is allowed for development and native-app redirects.
-public enum EndpointPolicy {
+package enum EndpointPolicy {
     /// Throws ``OAuth2Error/Code/insecureEndpoint`` unless `url` may be used as an endpoint.
     /// - Parameter name: the endpoint's name, for the error message.
     public static func validate(_ url: URL, name: String) throws(OAuth2Error) {

@@ -7,7 +7,7 @@ import HTTPTypes
 ///
 /// A nonce is remembered from any response that carries a `DPoP-Nonce` header — an error
 /// asking for it (`use_dpop_nonce`) or a success announcing the next one.
-public actor DPoPNonceCache {
+package actor DPoPNonceCache {
     private var nonces: [String: String] = [:]
     private var order: [String] = []
 

@@ -12,7 +12,7 @@ import HTTPTypes
 ///    character), or discovery fails with ``OAuth2Error/Code/issuerMismatch``.
 /// 4. An OpenID document must name a `jwks_uri`; like every endpoint it must be HTTPS
 ///    (or on a loopback host).
-public enum Discovery {
+package enum Discovery {
     /// Endpoints worth a second request when the OpenID document lacks them.
     public static let wantedEndpoints = [
         "token_endpoint", "revocation_endpoint", "introspection_endpoint", "registration_endpoint",

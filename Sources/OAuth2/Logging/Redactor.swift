@@ -9,7 +9,7 @@ import HTTPTypes
 /// passwords, assertions, and anything the library has never heard of — becomes
 /// `<redacted>`. A new sensitive parameter is therefore redacted before anyone thinks
 /// of it.
-public enum Redactor {
+package enum Redactor {
     /// The placeholder written instead of a secret.
     public static let placeholder = "<redacted>"
 

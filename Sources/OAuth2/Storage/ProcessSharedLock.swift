@@ -20,7 +20,7 @@ import Darwin
 /// The lock file is created (mode 0600) if missing and never deleted: deleting a lock file
 /// while another process waits on it would let two processes in. The operating system
 /// releases the lock when its holder dies, so a crashed process never leaves it held.
-public final class ProcessSharedLock: Sendable {
+package final class ProcessSharedLock: Sendable {
     /// The lock file.
     public let path: String
     private let local = AsyncLock()

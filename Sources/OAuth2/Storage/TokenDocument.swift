@@ -35,7 +35,7 @@ import Foundation
 /// A document from a newer version is read when it declares, in `compatible_version`,
 /// that a version-2 reader may read and rewrite it; it then keeps its version number and
 /// all its members. Otherwise reading it throws ``TokenStoreError/Code/unsupportedVersion``.
-public struct TokenDocument: Sendable, Hashable {
+package struct TokenDocument: Sendable, Hashable {
     /// The schema version this library writes.
     public static let currentVersion = 2
 

@@ -186,7 +186,7 @@ public actor MemoryTokenStore: TokenStore {
 
 /// A fair mutual-exclusion lock for async code: waiters run in arrival order, and a
 /// cancelled waiter leaves the queue.
-public actor AsyncLock {
+package actor AsyncLock {
     private var held = false
     private var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextID: UInt64 = 0

@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 /// A redirect URI the client registered and the request named: where answers may go.
 struct RedirectTarget {

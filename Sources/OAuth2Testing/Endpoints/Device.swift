@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 extension TestProvider {
     /// A user code as typed: case, spaces and dashes do not matter (RFC 8628 §6.1).

@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 extension ProviderCore {
     /// The metadata document (OpenID Connect Discovery 1.0 §3 and RFC 8414 §2 in one).

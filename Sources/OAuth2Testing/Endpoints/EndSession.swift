@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 extension ProviderCore {
     /// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2, §3).

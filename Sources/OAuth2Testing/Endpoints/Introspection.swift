@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 extension ProviderCore {
     /// Token introspection (RFC 7662): confidential clients only; access and refresh tokens

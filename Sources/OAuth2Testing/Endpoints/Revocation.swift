@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 extension ProviderCore {
     /// Token revocation (RFC 7009): public clients too (by `client_id`). Revoking a refresh

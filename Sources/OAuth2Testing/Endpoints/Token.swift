@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 extension ProviderCore {
     /// The token endpoint (RFC 6749 §3.2): every grant of the core, refresh, and the device

@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 extension ProviderCore {
     /// UserInfo (OIDC Core §5.3): the access token in the `Authorization: Bearer` header only

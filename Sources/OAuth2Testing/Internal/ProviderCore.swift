@@ -1,7 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOHTTP1
-import OAuth2
+import OAuth2JOSE
 
 /// The provider's behaviour: routing, scripted failures, and the endpoints (in
 /// `Endpoints/`). All state lives in ``state``; a request holds the lock only while it

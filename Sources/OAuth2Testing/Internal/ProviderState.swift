@@ -1,5 +1,5 @@
 import Foundation
-import OAuth2
+import OAuth2JOSE
 
 /// An authorization: one user's (or client's) consent to a client, from which codes, access
 /// and refresh tokens descend. Revoking it revokes every token of the family.

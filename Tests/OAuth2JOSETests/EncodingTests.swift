@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import OAuth2
+@testable import OAuth2JOSE
 
 @Suite struct FormURLEncodingTests {
     @Test func encodesLikeWHATWG() {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import OAuth2
+@testable import OAuth2JOSE
 
 @Suite struct StrictJSONTests {
     func parse(_ text: String) throws(StrictJSON.Failure) -> JSONValue {

@@ -7,9 +7,9 @@ import Musl
 #endif
 
 #if canImport(Darwin)
-typealias LockPrimitive = os_unfair_lock
+@usableFromInline package typealias LockPrimitive = os_unfair_lock
 #else
-typealias LockPrimitive = pthread_mutex_t
+@usableFromInline package typealias LockPrimitive = pthread_mutex_t
 #endif
 
 /// A value and the lock that guards it, in one allocation (the shape of SwiftNIO's
@@ -21,26 +21,26 @@ typealias LockPrimitive = pthread_mutex_t
 /// `NSLock` (a second object of about 110 bytes on Linux), this costs the lock primitive
 /// itself: 40 bytes of `pthread_mutex_t` on Linux, 4 of `os_unfair_lock` on Apple
 /// platforms.
-struct Locked<Value>: @unchecked Sendable {
+package struct Locked<Value>: @unchecked Sendable {
     /// The value and the lock.
-    let storage: LockedStorage<Value>
+    @usableFromInline let storage: LockedStorage<Value>
 
     /// A new box holding `value`.
-    init(_ value: Value) {
+    @inlinable package init(_ value: Value) {
         storage = LockedStorage.make(value)
     }
 
     /// Runs `body` on the value, holding the lock. `body` must not suspend or take the
     /// lock again.
     @inline(__always)
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    @inlinable package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         try storage.withLock(body)
     }
 }
 
 /// The storage of ``Locked``: the value as the header, the lock primitive as the one element.
-final class LockedStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
-    static func make(_ value: Value) -> LockedStorage<Value> {
+@usableFromInline package final class LockedStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
+    @usableFromInline static func make(_ value: Value) -> LockedStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         let storage = unsafeDowncast(buffer, to: LockedStorage<Value>.self)
         storage.withUnsafeMutablePointerToElements { lock in
@@ -68,7 +68,7 @@ final class LockedStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
         }
     }
 
-    @inline(__always)
+    @inlinable
     func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         try withUnsafeMutablePointers { value, lock in
             #if canImport(Darwin)

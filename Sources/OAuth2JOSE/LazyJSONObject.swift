@@ -1,9 +1,9 @@
 /// What a ``LazyJSONObject`` holds.
-struct LazyJSONObjectState {
+package struct LazyJSONObjectState {
     /// The document's bytes; empty once decoded or when made from a dictionary.
-    var bytes: [UInt8]
+    package var bytes: [UInt8]
     /// The decoded object, once asked for.
-    var object: [String: JSONValue]?
+    package var object: [String: JSONValue]?
 }
 
 /// A JSON object kept as the bytes the strict parser already accepted, decoded into a
@@ -13,21 +13,21 @@ struct LazyJSONObjectState {
 ///
 /// One allocation: the state and its lock share one ``Locked`` storage. Sendable because
 /// every access to the state holds the lock.
-struct LazyJSONObject: Sendable {
+package struct LazyJSONObject: Sendable {
     private let state: Locked<LazyJSONObjectState>
 
     /// Bytes that ``StrictJSON/parseObject(_:)`` accepts (the caller checked them).
-    static func make(checkedBytes bytes: [UInt8]) -> LazyJSONObject {
+    package static func make(checkedBytes bytes: [UInt8]) -> LazyJSONObject {
         LazyJSONObject(state: Locked(LazyJSONObjectState(bytes: bytes, object: nil)))
     }
 
     /// An object already decoded.
-    static func make(_ object: [String: JSONValue]) -> LazyJSONObject {
+    package static func make(_ object: [String: JSONValue]) -> LazyJSONObject {
         LazyJSONObject(state: Locked(LazyJSONObjectState(bytes: [], object: object)))
     }
 
     /// The object, decoded on first use.
-    var object: [String: JSONValue] {
+    package var object: [String: JSONValue] {
         state.withLock { state in
             if let object = state.object { return object }
             // The bytes passed the same parser when the token was read, so this cannot fail;
@@ -42,5 +42,5 @@ struct LazyJSONObject: Sendable {
     }
 
     /// Whether both hold the same storage (then they are equal without decoding).
-    func isIdentical(to other: LazyJSONObject) -> Bool { state.storage === other.state.storage }
+    package func isIdentical(to other: LazyJSONObject) -> Bool { state.storage === other.state.storage }
 }

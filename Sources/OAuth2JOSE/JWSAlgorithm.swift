@@ -55,7 +55,7 @@ public struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, Codable, Expre
     public var isSupported: Bool { Self.asymmetric.contains(self) || isHMAC }
 
     /// The JWK key type and curve a key needs for this algorithm.
-    var keyRequirement: (kty: String, crv: String?)? {
+    package var keyRequirement: (kty: String, crv: String?)? {
         switch self {
         case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: return ("RSA", nil)
         case .es256: return ("EC", "P-256")
@@ -69,7 +69,7 @@ public struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, Codable, Expre
 
     /// The left half of the hash OIDC uses for `at_hash` and `c_hash` (OIDC Core
     /// §3.1.3.6): SHA-256/384/512 by the algorithm's size; SHA-512 for Ed25519.
-    func halfHash(of text: String) -> String? {
+    package func halfHash(of text: String) -> String? {
         let data = Data(text.utf8)
         let digest: [UInt8]
         switch self {
@@ -84,7 +84,7 @@ public struct JWSAlgorithm: RawRepresentable, Hashable, Sendable, Codable, Expre
     /// Whether `claim` is ``halfHash(of:)`` of `text`, compared in constant time, without
     /// allocating (the digest and its encoding stay on the stack); `nil` for an algorithm
     /// without such a hash.
-    func halfHashMatches(_ claim: String, of text: String) -> Bool? {
+    package func halfHashMatches(_ claim: String, of text: String) -> Bool? {
         func matches(_ digest: some Digest) -> Bool {
             digest.withUnsafeBytes { digest in
                 // The largest half (SHA-512) is 32 bytes: 43 characters.

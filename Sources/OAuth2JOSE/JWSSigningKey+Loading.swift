@@ -165,7 +165,7 @@ extension JWSSigningKey {
     }
 
     /// The algorithm a key of this type signs with when none is named.
-    static func defaultAlgorithm(for key: PrivateKey) -> JWSAlgorithm? {
+    package static func defaultAlgorithm(for key: PrivateKey) -> JWSAlgorithm? {
         switch key {
         case .rsa: return .rs256
         case .p256: return .es256
@@ -177,7 +177,7 @@ extension JWSSigningKey {
     }
 
     /// `key` for `algorithm` (or its default), after checking that they fit.
-    init(checking key: PrivateKey, algorithm: JWSAlgorithm?, keyID: String?) throws(JOSEError) {
+    package init(checking key: PrivateKey, algorithm: JWSAlgorithm?, keyID: String?) throws(JOSEError) {
         guard let algorithm = algorithm ?? Self.defaultAlgorithm(for: key) else {
             throw JOSEError(.algorithmNotAllowed, "No algorithm for this key.")
         }
@@ -207,10 +207,10 @@ extension JWSSigningKey {
 /// The few DER shapes the JOSE code reads: written by hand because only the INTEGERs of a
 /// PKCS#1 `RSAPrivateKey` are needed, and a full ASN.1 library would be a dependency for
 /// forty lines.
-enum DER {
+package enum DER {
     /// The integers n, e, d, p, q, dp, dq, qi of a PKCS#1 `RSAPrivateKey` (RFC 8017 A.1.2),
     /// unsigned and without leading zeros; `nil` when the DER is not one.
-    static func rsaPrivateKeyIntegers(_ der: Data) -> [Data]? {
+    package static func rsaPrivateKeyIntegers(_ der: Data) -> [Data]? {
         let bytes = [UInt8](der)
         var index = 0
         guard let (tag, sequenceLength) = header(bytes, &index), tag == 0x30, index + sequenceLength == bytes.count else { return nil }

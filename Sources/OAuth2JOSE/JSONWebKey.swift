@@ -22,9 +22,9 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
     /// The key's public members, as published (private members are dropped).
     public let members: [String: JSONValue]
 
-    let key: PublicKey
+    package let key: PublicKey
 
-    enum PublicKey: @unchecked Sendable {
+    package enum PublicKey: @unchecked Sendable {
         case rsa(_RSA.Signing.PublicKey)
         case p256(P256.Signing.PublicKey)
         case p384(P384.Signing.PublicKey)
@@ -80,7 +80,7 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
         members = object.filter { Self.publicMembers.contains($0.key) }
     }
 
-    init(key: PublicKey, keyID: String?, algorithm: JWSAlgorithm?) {
+    package init(key: PublicKey, keyID: String?, algorithm: JWSAlgorithm?) {
         self.key = key
         self.keyID = keyID
         self.algorithm = algorithm
@@ -226,7 +226,7 @@ public struct JSONWebKeySet: Sendable {
     }
 
     /// Whether `key` is one of ``candidates(for:keyID:)``.
-    static func isCandidate(_ key: JSONWebKey, for algorithm: JWSAlgorithm, keyID: String?) -> Bool {
+    package static func isCandidate(_ key: JSONWebKey, for algorithm: JWSAlgorithm, keyID: String?) -> Bool {
         if let keyID, key.keyID != keyID { return false }
         return key.canVerify(algorithm)
     }
@@ -239,7 +239,7 @@ public struct JSONWebKeySet: Sendable {
 }
 
 /// Strict JSON for JOSE documents, with ``JOSEError``s.
-enum JOSEJSON {
+package enum JOSEJSON {
     /// Checks that `bytes` is a JSON object exactly as ``object(_:what:)`` does (the same
     /// errors for the same input), and hands the members named `names` to `found` by their
     /// index in `names`, in one pass that builds nothing else.
@@ -247,7 +247,7 @@ enum JOSEJSON {
     /// - Returns: the whole object when the one-pass reader left the document to the full
     ///   parser (an escaped or non-ASCII member name, very many members); `found` has then
     ///   been called with the object's values. `nil` otherwise.
-    static func members(
+    package static func members(
         _ bytes: [UInt8], named names: [StaticString], what: String, found: (Int, JSONValue) -> Void
     ) throws(JOSEError) -> [String: JSONValue]? {
         let scanned: Result<Bool, StrictJSON.Failure> = bytes.withUnsafeBytes { document in
@@ -286,7 +286,7 @@ enum JOSEJSON {
         return JOSEError(.malformed, "The \(what) is not a JSON object.")
     }
 
-    static func object(_ bytes: some ContiguousBytes, what: String) throws(JOSEError) -> [String: JSONValue] {
+    package static func object(_ bytes: some ContiguousBytes, what: String) throws(JOSEError) -> [String: JSONValue] {
         do {
             return try StrictJSON.parseObject(bytes)
         } catch {

@@ -1,8 +1,8 @@
 import Foundation
 
 /// base64url without padding (RFC 4648 §5), as JOSE and PKCE use it.
-enum Base64URL {
-    static func encode<D: DataProtocol>(_ data: D) -> String {
+package enum Base64URL {
+    package static func encode<D: DataProtocol>(_ data: D) -> String {
         let bytes = Array(data)
         var output = [UInt8]()
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
@@ -36,13 +36,13 @@ enum Base64URL {
     /// Strict decoding: only the base64url alphabet, no padding, no whitespace, and no
     /// stray bits in the last character (so that every byte string has exactly one
     /// encoding, as JOSE comparisons assume).
-    static func decode(_ text: some StringProtocol) -> Data? {
+    package static func decode(_ text: some StringProtocol) -> Data? {
         var text = String(text)
         return text.withUTF8 { decodeBytes(UnsafeRawBufferPointer($0)).map { Data($0) } }
     }
 
     /// The same rules over raw ASCII bytes; the hot path of JWS parsing.
-    static func decodeBytes(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func decodeBytes(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
         if input.count % 4 == 1 { return nil }
         let capacity = input.count * 3 / 4
         var valid = false
@@ -55,7 +55,7 @@ enum Base64URL {
 
     /// The same rules, decoding straight into `Data` (one buffer, no copy afterwards): for
     /// signatures, which swift-crypto keeps as `Data`.
-    static func decodeData(_ input: UnsafeRawBufferPointer) -> Data? {
+    package static func decodeData(_ input: UnsafeRawBufferPointer) -> Data? {
         if input.count % 4 == 1 { return nil }
         var output = Data(count: input.count * 3 / 4)
         let valid = output.withUnsafeMutableBytes { buffer in decode(input, into: buffer) }
@@ -88,7 +88,7 @@ enum Base64URL {
 
     /// Encodes `input` into `output` (room for `(input.count * 4 + 2) / 3` bytes) and
     /// returns how many bytes it wrote; allocates nothing.
-    static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    package static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
         alphabet.withUnsafeBufferPointer { alphabet in
             var written = 0
             var index = 0
@@ -133,8 +133,8 @@ enum Base64URL {
 /// `application/x-www-form-urlencoded` as the WHATWG URL standard defines it, which is what
 /// RFC 6749 Appendix B asks for: `*-._` and alphanumerics stay, a space becomes `+`,
 /// every other byte of the UTF-8 form is percent-encoded.
-enum FormURLEncoding {
-    static func encode(_ string: String) -> String {
+package enum FormURLEncoding {
+    package static func encode(_ string: String) -> String {
         var out = ""
         out.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {
@@ -154,13 +154,13 @@ enum FormURLEncoding {
         return out
     }
 
-    static func encode(_ parameters: [(String, String)]) -> String {
+    package static func encode(_ parameters: [(String, String)]) -> String {
         parameters.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
     }
 
     /// Decodes a form body or a query string into ordered pairs. Returns `nil` when a
     /// percent escape is malformed or the bytes are not UTF-8.
-    static func decode(_ text: some StringProtocol) -> [(String, String)]? {
+    package static func decode(_ text: some StringProtocol) -> [(String, String)]? {
         var result: [(String, String)] = []
         for part in text.split(separator: "&", omittingEmptySubsequences: true) {
             let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -173,7 +173,7 @@ enum FormURLEncoding {
     }
 
     /// Decodes one form-encoded name or value (`+` is a space); `nil` when malformed.
-    static func decodeComponent(_ text: some StringProtocol) -> String? { unescape(text) }
+    package static func decodeComponent(_ text: some StringProtocol) -> String? { unescape(text) }
 
     private static func unescape(_ text: some StringProtocol) -> String? {
         var bytes: [UInt8] = []
@@ -208,7 +208,7 @@ enum FormURLEncoding {
 
 /// Compares two strings in time that depends only on their lengths, so a mismatching
 /// `state` or `nonce` leaks nothing through timing.
-func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+package func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
     var left = lhs
     var right = rhs
     return left.withUTF8 { a in
@@ -217,7 +217,7 @@ func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
 }
 
 /// The same comparison over bytes.
-func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+package func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     var difference = UInt8(a.count == b.count ? 0 : 1)
     for index in 0..<max(a.count, b.count) {
         difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
@@ -226,14 +226,14 @@ func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer
 }
 
 /// Random values from the system CSPRNG.
-enum SecureRandom {
-    static func bytes(_ count: Int) -> [UInt8] {
+package enum SecureRandom {
+    package static func bytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
     /// `byteCount` random bytes as base64url: 32 bytes give 43 characters (256 bits).
-    static func token(byteCount: Int = 32) -> String {
+    package static func token(byteCount: Int = 32) -> String {
         Base64URL.encode(bytes(byteCount))
     }
 }

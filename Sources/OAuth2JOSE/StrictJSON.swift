@@ -8,17 +8,17 @@ import Foundation
 /// members must not be read differently by two parties). It also bounds nesting depth,
 /// refuses invalid UTF-8, lone surrogates and trailing data, and is faster than
 /// `JSONDecoder` on the small documents it reads.
-enum StrictJSON {
-    enum Failure: Error, Equatable {
+package enum StrictJSON {
+    package enum Failure: Error, Equatable {
         case syntax(offset: Int)
         case duplicateMember(String)
         case tooDeep
     }
 
-    static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     /// Parses one JSON value that must span all of `bytes` (surrounding whitespace aside).
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
         var parser = Parser(bytes: bytes)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
@@ -28,12 +28,12 @@ enum StrictJSON {
     }
 
     /// Parses a JSON object.
-    static func parseObject(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [String: JSONValue] {
+    package static func parseObject(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [String: JSONValue] {
         guard case .object(let object) = try parse(bytes) else { throw .syntax(offset: 0) }
         return object
     }
 
-    static func parseObject(_ data: some ContiguousBytes) throws(Failure) -> [String: JSONValue] {
+    package static func parseObject(_ data: some ContiguousBytes) throws(Failure) -> [String: JSONValue] {
         let result: Result<[String: JSONValue], Failure> = data.withUnsafeBytes { bytes in
             do throws(Failure) { return .success(try parseObject(bytes)) } catch { return .failure(error) }
         }
@@ -42,7 +42,7 @@ enum StrictJSON {
 
     /// The largest number of members ``scanObject(_:select:found:)`` reads in one pass;
     /// an object with more is left to ``parseObject(_:)``.
-    static let maximumScannedMembers = 64
+    package static let maximumScannedMembers = 64
 
     /// Checks that `bytes` is one JSON object exactly as ``parseObject(_:)`` would (the same
     /// grammar, depth bound and duplicate-name rule, the same failure for the same input),
@@ -55,7 +55,7 @@ enum StrictJSON {
     /// non-ASCII byte, or when it has more than ``maximumScannedMembers`` members; the
     /// caller then parses the document with ``parseObject(_:)``, which decides. `found` may
     /// have been called before a failure or a `false`; such values must be discarded.
-    static func scanObject(
+    package static func scanObject(
         _ bytes: UnsafeRawBufferPointer, select: (UnsafeRawBufferPointer) -> Int?, found: (Int, JSONValue) -> Void
     ) throws(Failure) -> Bool {
         let result: Result<Bool, Failure> = withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: maximumScannedMembers) { names in

@@ -103,7 +103,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Parses a JSON object, or returns `nil` when `data` is not one.
-    static func parseObject(_ data: Data) -> [String: JSONValue]? {
+    package static func parseObject(_ data: Data) -> [String: JSONValue]? {
         guard let first = data.first(where: { !" \t\r\n".utf8.contains($0) }), first == UInt8(ascii: "{")
         else { return nil }
         // StrictJSON is several times cheaper than JSONDecoder (a token response's parse was
@@ -130,7 +130,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
 extension Dictionary where Key == String, Value == JSONValue {
     /// A string member; numbers are accepted and rendered as text (lenient parsing).
-    func string(_ key: String) -> String? {
+    package func string(_ key: String) -> String? {
         switch self[key] {
         case .string(let value): return value
         case .integer(let value): return String(value)

@@ -2,9 +2,9 @@ import Foundation
 
 /// Why a JWS, a JWK or a JWT was refused.
 ///
-/// ID-token and UserInfo failures surface as an ``OAuth2Error`` (code
-/// ``OAuth2Error/Code/invalidIDToken`` or ``OAuth2Error/Code/invalidUserInfo``) whose
-/// ``OAuth2Error/underlyingError`` is a `JOSEError`; ``OAuth2Error/joseReason`` reads it.
+/// In `OAuth2`, ID-token and UserInfo failures surface as an `OAuth2Error` (code
+/// `invalid_id_token` or `invalid_userinfo`) whose `underlyingError` is a `JOSEError`;
+/// `OAuth2Error.joseReason` reads it.
 /// Messages never contain a token or a key.
 public struct JOSEError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stable, open set of reasons.
@@ -71,9 +71,4 @@ public struct JOSEError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `reason: message`.
     public var description: String { "\(reason): \(message)" }
-}
-
-extension OAuth2Error {
-    /// The ``JOSEError/Reason`` behind an ID-token or UserInfo failure, if this is one.
-    public var joseReason: JOSEError.Reason? { (underlyingError as? JOSEError)?.reason }
 }

@@ -22,9 +22,9 @@ public struct JWS: Sendable {
     /// The signature bytes.
     public let signature: Data
     /// The header, checked by the strict parser and decoded when asked for.
-    let headerObject: LazyJSONObject
+    package let headerObject: LazyJSONObject
     /// The payload bytes.
-    let payloadBytes: [UInt8]
+    package let payloadBytes: [UInt8]
     /// The compact serialization (native UTF-8); its first ``signingInputCount`` bytes,
     /// `base64url(header) "." base64url(payload)`, are what was signed.
     private let compact: String
@@ -130,9 +130,9 @@ public struct JWSSigningKey: Sendable {
     public let algorithm: JWSAlgorithm
     /// The `kid` put in headers, if any.
     public let keyID: String?
-    let key: PrivateKey
+    package let key: PrivateKey
 
-    enum PrivateKey: @unchecked Sendable {
+    package enum PrivateKey: @unchecked Sendable {
         case rsa(_RSA.Signing.PrivateKey)
         case p256(P256.Signing.PrivateKey)
         case p384(P384.Signing.PrivateKey)
@@ -192,7 +192,7 @@ public struct JWSSigningKey: Sendable {
         self.init(algorithm: algorithm, keyID: keyID, key: .hmac(SymmetricKey(data: Data(secret.utf8))))
     }
 
-    init(algorithm: JWSAlgorithm, keyID: String?, key: PrivateKey) {
+    package init(algorithm: JWSAlgorithm, keyID: String?, key: PrivateKey) {
         self.algorithm = algorithm
         self.keyID = keyID
         self.key = key
@@ -232,7 +232,7 @@ public struct JWSSigningKey: Sendable {
         try sign(payload: Data(JSONValue.object(claims).description.utf8), header: header)
     }
 
-    func signature(for input: Data) throws(JOSEError) -> Data {
+    package func signature(for input: Data) throws(JOSEError) -> Data {
         do {
             switch (key, algorithm) {
             case (.rsa(let key), .rs256): return try key.signature(for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5).rawRepresentation
