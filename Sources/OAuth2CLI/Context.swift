@@ -116,17 +116,14 @@ struct Context {
         configuration.usePushedAuthorizationRequests = options[ProfileOption.par] == "true"
     }
 
-    /// The presets that need no argument, by name.
-    static let presets: [String: ProviderPreset] = [
-        "github": .github, "google": .google, "facebook": .facebook, "reddit": .reddit, "linkedin": .linkedIn,
-    ]
-
+    /// The preset `--provider` names (the library's one mapping; only providers that need
+    /// no argument can be named this way — the others by a settings file).
     static func preset(named name: String) throws -> ProviderPreset {
-        if name == "gitlab" { return try ProviderPreset.gitlab() }
-        guard let preset = presets[name.lowercased()] else {
-            throw CLIError.usage("Unknown provider \"\(name)\" (known: \((presets.keys.sorted() + ["gitlab"]).sorted().joined(separator: ", "))).")
+        do {
+            return try ProviderPreset.named(name.lowercased())
+        } catch {
+            throw CLIError.usage(error.message ?? "Unknown provider \"\(name)\".")
         }
-        return preset
     }
 
     /// The profile with the issuer (or token endpoint) the client resolved, so that its

@@ -117,6 +117,37 @@ private func metadata(_ preset: ProviderPreset) throws -> ServerMetadata {
     }
 }
 
+@Suite struct ProviderNameTests {
+    @Test func everyKnownNameNamesItsPreset() throws {
+        let arguments: [String: [String: String?]] = [
+            "microsoft": ["tenant": "contoso"], "okta": ["domain": "dev-1.okta.com"], "auth0": ["domain": "acme.eu.auth0.com"],
+            "keycloak": ["base_url": "https://sso.example.com", "realm": "staff"],
+        ]
+        for name in ProviderPreset.knownNames {
+            let preset = try ProviderPreset.named(name, arguments: arguments[name] ?? [:])
+            #expect(preset.name == name)
+        }
+    }
+
+    @Test func oktaWithoutAServerIDIsTheOrgServer() throws {
+        let custom = try ProviderPreset.named("okta", arguments: ["domain": "dev-1.okta.com"])
+        let org = try ProviderPreset.named("okta", arguments: ["domain": "dev-1.okta.com", "authorization_server_id": String?.none])
+        #expect(custom.server == .issuer(URL(string: "https://dev-1.okta.com/oauth2/default")!))
+        #expect(org.server == .issuer(URL(string: "https://dev-1.okta.com")!))
+    }
+
+    @Test func unknownNamesArgumentsAndInsecureURLsAreRefused() {
+        for (name, arguments, named) in [
+            ("myspace", [:], "myspace"), ("google", ["tenant": "x"], "provider.tenant"),
+            ("keycloak", ["realm": "x"], "provider.base_url"), ("gitlab", ["base_url": "http://gitlab.example.com"], "provider.base_url"),
+        ] as [(String, [String: String?], String)] {
+            let error = #expect(throws: OAuth2Error.self) { try ProviderPreset.named(name, arguments: arguments) }
+            #expect(error?.code == (name == "gitlab" ? .insecureEndpoint : .invalidConfiguration))
+            #expect(error?.message?.contains(named) == true, "\(String(describing: error)) names \(named)")
+        }
+    }
+}
+
 @Suite struct ServerQuirkTests {
     @Test func namesRoundTrip() {
         for (name, quirk) in ServerQuirks.named {

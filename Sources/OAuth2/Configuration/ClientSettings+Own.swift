@@ -128,59 +128,21 @@ extension ClientSettings {
         } else {
             throw invalid("\(quoted("provider")) must be a provider name or an object with a \(quoted("name")).")
         }
-        let reader = SettingsReader(values: object, format: .swiftOAuth2, prefix: "provider.")
-        let name = try reader.requiredString("name")
-        func arguments(_ known: Set<String>) throws(OAuth2Error) {
-            try reader.rejectUnknownKeys(known: known.union(["name"])) { _ in "The \(name) provider takes: \(known.isEmpty ? "no arguments" : known.sorted().joined(separator: ", "))." }
+        guard let name = object["name"]?.stringValue else {
+            throw invalid("\(quoted("provider.name")) is missing or not a string.")
         }
-        switch name {
-        case "github":
-            try arguments(["enterprise_server"])
-            guard let server = try reader.url("enterprise_server", endpoint: true) else { return .github }
-            return try .github(enterpriseServer: server)
-        case "google":
-            try arguments([])
-            return .google
-        case "microsoft":
-            try arguments(["tenant", "authority"])
-            let authority = try reader.url("authority", endpoint: true) ?? URL(string: "https://login.microsoftonline.com")!
-            return try .microsoft(tenant: try reader.requiredString("tenant"), authority: authority)
-        case "okta":
-            try arguments(["domain", "authorization_server_id"])
-            // Absent: the "default" custom authorization server; null: the org server.
-            var serverID: String? = "default"
-            if object["authorization_server_id"] == .null {
-                serverID = nil
-            } else if let id = try reader.string("authorization_server_id") {
-                serverID = id
+        var arguments: [String: String?] = [:]
+        for (key, value) in object where key != "name" {
+            switch value {
+            case .null: arguments[key] = .some(nil)
+            case .string(let text): arguments[key] = text
+            default: throw invalid("\(quoted("provider.\(key)")) must be a string.")
             }
-            return try .okta(domain: try reader.requiredString("domain"), authorizationServerID: serverID)
-        case "auth0":
-            try arguments(["domain", "audience"])
-            return try .auth0(domain: try reader.requiredString("domain"), audience: try reader.string("audience"))
-        case "keycloak":
-            try arguments(["base_url", "realm"])
-            guard let base = try reader.url("base_url", endpoint: true) else {
-                throw invalid("The keycloak provider needs \(quoted("provider.base_url")).")
-            }
-            return try .keycloak(baseURL: base, realm: try reader.requiredString("realm"))
-        case "gitlab":
-            try arguments(["base_url"])
-            guard let base = try reader.url("base_url", endpoint: true) else { return try .gitlab() }
-            return try .gitlab(baseURL: base)
-        case "facebook":
-            try arguments(["graph_api_version"])
-            guard let version = try reader.string("graph_api_version") else { return .facebook }
-            return try .facebook(graphAPIVersion: version)
-        case "reddit":
-            try arguments([])
-            return .reddit
-        case "linkedin":
-            try arguments([])
-            return .linkedIn
-        default:
-            throw invalid(
-                "\(quoted(name)) is not a known provider; known: \(ProviderPreset.knownNames.joined(separator: ", ")).")
+        }
+        do {
+            return try ProviderPreset.named(name, arguments: arguments)
+        } catch {
+            throw invalid(error.message ?? "The provider \(quoted(name)) is not usable.")
         }
     }
 }

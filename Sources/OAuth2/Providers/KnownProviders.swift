@@ -289,4 +289,75 @@ extension ProviderPreset {
     public static let knownNames = [
         "github", "google", "microsoft", "okta", "auth0", "keycloak", "gitlab", "facebook", "reddit", "linkedin",
     ]
+
+    /// The preset a provider's name names, built from its `arguments`: the one mapping from
+    /// names to presets, for settings files (`"provider"`) and the `oauth2` tool
+    /// (`--provider`). The arguments are the settings file's member names:
+    /// `enterprise_server` (github), `tenant` and `authority` (microsoft), `domain` and
+    /// `authorization_server_id` (okta; a `nil` value: the org authorization server),
+    /// `domain` and `audience` (auth0), `base_url` and `realm` (keycloak), `base_url`
+    /// (gitlab), `graph_api_version` (facebook). URLs must be HTTPS (or loopback).
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for an unknown name, an argument
+    ///   the provider does not take, a missing required one, or an unusable URL.
+    public static func named(_ name: String, arguments: [String: String?] = [:]) throws(OAuth2Error) -> ProviderPreset {
+        func takes(_ known: Set<String>) throws(OAuth2Error) {
+            guard let unknown = Set(arguments.keys).subtracting(known).sorted().first else { return }
+            throw .client(
+                .invalidConfiguration,
+                "\(ClientSettings.quoted("provider.\(unknown)")) is not an argument of the \(name) provider; it takes: \(known.isEmpty ? "no arguments" : known.sorted().joined(separator: ", ")).")
+        }
+        func optional(_ key: String) -> String? { arguments[key] ?? nil }
+        func required(_ key: String) throws(OAuth2Error) -> String {
+            guard let value = optional(key), !value.isEmpty else {
+                throw .client(.invalidConfiguration, "The \(name) provider needs \(ClientSettings.quoted("provider.\(key)")).")
+            }
+            return value
+        }
+        func url(_ key: String) throws(OAuth2Error) -> URL? {
+            try optional(key).map { text throws(OAuth2Error) in try SettingsReader.url(text, key: "provider.\(key)", endpoint: true) }
+        }
+        switch name {
+        case "github":
+            try takes(["enterprise_server"])
+            guard let server = try url("enterprise_server") else { return .github }
+            return try .github(enterpriseServer: server)
+        case "google":
+            try takes([])
+            return .google
+        case "microsoft":
+            try takes(["tenant", "authority"])
+            return try .microsoft(tenant: try required("tenant"), authority: try url("authority") ?? URL(string: "https://login.microsoftonline.com")!)
+        case "okta":
+            try takes(["domain", "authorization_server_id"])
+            // Absent: the "default" custom authorization server; nil: the org server.
+            let serverID: String? = arguments.keys.contains("authorization_server_id") ? optional("authorization_server_id") : "default"
+            return try .okta(domain: try required("domain"), authorizationServerID: serverID)
+        case "auth0":
+            try takes(["domain", "audience"])
+            return try .auth0(domain: try required("domain"), audience: optional("audience"))
+        case "keycloak":
+            try takes(["base_url", "realm"])
+            guard let base = try url("base_url") else {
+                throw .client(.invalidConfiguration, "The keycloak provider needs \(ClientSettings.quoted("provider.base_url")).")
+            }
+            return try .keycloak(baseURL: base, realm: try required("realm"))
+        case "gitlab":
+            try takes(["base_url"])
+            guard let base = try url("base_url") else { return try .gitlab() }
+            return try .gitlab(baseURL: base)
+        case "facebook":
+            try takes(["graph_api_version"])
+            guard let version = optional("graph_api_version") else { return .facebook }
+            return try .facebook(graphAPIVersion: version)
+        case "reddit":
+            try takes([])
+            return .reddit
+        case "linkedin":
+            try takes([])
+            return .linkedIn
+        default:
+            throw .client(.invalidConfiguration, "\(ClientSettings.quoted(name)) is not a known provider; known: \(knownNames.joined(separator: ", ")).")
+        }
+    }
 }
