@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import SwiftASN1
 
 // Loading and exporting private keys: JWK objects (RFC 7517/7518 §6, RFC 8037), PEM files of
 // any supported type, and files holding either. Used for private_key_jwt keys, request-object
@@ -151,7 +152,7 @@ extension JWSSigningKey {
         members["use"] = nil
         switch key {
         case .rsa(let rsa):
-            guard let numbers = DER.rsaPrivateKeyIntegers(rsa.derRepresentation) else { return nil }
+            guard let numbers = RSAPrivateKeyNumbers.of(rsa.derRepresentation) else { return nil }
             for (name, value) in zip(["n", "e", "d", "p", "q", "dp", "dq", "qi"], numbers) {
                 members[name] = .string(Base64URL.encode(value))
             }
@@ -204,40 +205,21 @@ extension JWSSigningKey {
     private static func stripLeadingZeros(_ data: Data) -> Data { Data(data.drop(while: { $0 == 0 })) }
 }
 
-/// The few DER shapes the JOSE code reads: written by hand because only the INTEGERs of a
-/// PKCS#1 `RSAPrivateKey` are needed, and a full ASN.1 library would be a dependency for
-/// forty lines.
-package enum DER {
-    /// The integers n, e, d, p, q, dp, dq, qi of a PKCS#1 `RSAPrivateKey` (RFC 8017 A.1.2),
-    /// unsigned and without leading zeros; `nil` when the DER is not one.
-    package static func rsaPrivateKeyIntegers(_ der: Data) -> [Data]? {
-        let bytes = [UInt8](der)
-        var index = 0
-        guard let (tag, sequenceLength) = header(bytes, &index), tag == 0x30, index + sequenceLength == bytes.count else { return nil }
-        var integers: [Data] = []
-        while index < bytes.count {
-            guard let (tag, length) = header(bytes, &index), tag == 0x02, index + length <= bytes.count else { return nil }
-            integers.append(Data(bytes[index..<(index + length)].drop(while: { $0 == 0 })))
-            index += length
+/// The numbers of a PKCS#1 `RSAPrivateKey` (RFC 8017 A.1.2), read with SwiftASN1.
+package enum RSAPrivateKeyNumbers {
+    /// The integers n, e, d, p, q, dp, dq, qi, unsigned and without leading zeros; `nil`
+    /// when the DER is not a two-prime `RSAPrivateKey`.
+    package static func of(_ der: Data) -> [Data]? {
+        guard let root = try? DER.parse([UInt8](der)), root.identifier == .sequence, case .constructed(let children) = root.content else {
+            return nil
         }
-        // version, then the eight numbers (a multi-prime key has more: refused).
+        var integers: [Data] = []
+        for child in children {
+            guard let value = try? ArraySlice<UInt8>(derEncoded: child) else { return nil }
+            integers.append(Data(value.drop(while: { $0 == 0 })))
+        }
+        // version 0, then the eight numbers (a multi-prime key has more: refused).
         guard integers.count == 9, integers[0].isEmpty else { return nil }
         return Array(integers.dropFirst())
-    }
-
-    /// Reads a tag and a definite length at `index`, leaving `index` at the contents.
-    private static func header(_ bytes: [UInt8], _ index: inout Int) -> (UInt8, Int)? {
-        guard index + 2 <= bytes.count else { return nil }
-        let tag = bytes[index]
-        var length = Int(bytes[index + 1])
-        index += 2
-        if length & 0x80 != 0 {
-            let count = length & 0x7F
-            guard count > 0, count <= 4, index + count <= bytes.count else { return nil }
-            length = 0
-            for byte in bytes[index..<(index + count)] { length = length << 8 | Int(byte) }
-            index += count
-        }
-        return (tag, length)
     }
 }
