@@ -1,6 +1,12 @@
 import Foundation
 
 /// base64url without padding (RFC 4648 §5), as JOSE and PKCE use it.
+///
+/// Written here rather than taken from Foundation or a package for two reasons: it is strict
+/// where JOSE needs it (padding, characters outside the alphabet and non-zero trailing bits
+/// are refused, so one token has one encoding), and it decodes straight from the bytes of a
+/// compact JWS into the buffer swift-crypto takes, with no padded copy in between — the JWS
+/// parser's hot path (BENCHMARKS.md). FuzzJWS and the round-trip tests keep it honest.
 package enum Base64URL {
     package static func encode<D: DataProtocol>(_ data: D) -> String {
         let bytes = Array(data)
