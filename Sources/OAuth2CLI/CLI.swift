@@ -45,13 +45,17 @@ enum CLI {
             } catch where OAuth2Command.exitCode(for: error) == .success {
                 print(OAuth2Command.fullMessage(for: error))
             } catch {
-                return report(error)
+                return report(error, Reporting())
             }
             return .success
         }
+        // The command's options are read inside the task, which owns the command.
+        let reporting = Shared(Reporting())
         let task = Task { () async throws -> Void in
+            let global = (asyncCommand as? any TakesGlobalOptions)?.global
+            reporting.value = Reporting(global)
             // --http-timeout bounds every exchange of the command.
-            guard let deadline = try (asyncCommand as? any TakesGlobalOptions)?.global.requestDeadline() else {
+            guard let deadline = try global?.requestDeadline() else {
                 return try await asyncCommand.run()
             }
             try await OAuth2Client.withRequestDeadline(deadline) { try await asyncCommand.run() }
@@ -62,17 +66,33 @@ enum CLI {
             try await task.value
             return .success
         } catch {
-            return report(error)
+            return report(error, reporting.value)
         }
     }
 
-    /// Prints the error (never a secret: errors carry none) and returns its status.
-    static func report(_ error: any Error) -> ExitStatus {
+    /// What the error report needs of the global options.
+    struct Reporting: Sendable {
+        var profile: String?
+        var httpTimeout: Int?
+        var verbose = false
+
+        init(_ global: GlobalOptions? = nil) {
+            profile = global?.profileName
+            httpTimeout = global?.httpTimeout
+            verbose = (global?.verbosity ?? 0) > 0
+        }
+    }
+
+    /// Prints the error as a sentence and a hint (``ErrorReport``; with -v, its details
+    /// below) and returns its status. Never a secret: errors carry none.
+    static func report(_ error: any Error, _ reporting: Reporting) -> ExitStatus {
         let status = ExitStatus(error)
         if let exit = error as? ExitCode {
             return ExitStatus(rawValue: exit.rawValue) ?? .refused
         }
-        Output.error("oauth2: \(ExitStatus.describe(error))")
+        let situation = ErrorReport.Situation(
+            host: HostRecordingTransport.lastHost.value, profile: reporting.profile, httpTimeout: reporting.httpTimeout)
+        for line in ErrorReport(error, situation).lines(verbose: reporting.verbose) { Output.error(line) }
         return status
     }
 }

@@ -26,8 +26,12 @@ printf '%s\n' not-the-secret >"$WORK/wrong-credential"
 printf '%s\n' "${OAUTH2_TEST_DOT_CC_SECRET:-cc-secret}" >"$WORK/cc-credential"
 printf '%s\n' "${OAUTH2_TEST_DOT_PW_SECRET:-pw-secret}" >"$WORK/pw-credential"
 
+# What a person must never read on stderr: a Swift type name (README "The oauth2 command":
+# errors are a sentence and a hint, even with -v).
+TYPE_NAMES='OAuth2Error|CLIError|URLError|TokenStoreError|JOSEError|ValidationError|DecodingError|EncodingError|CocoaError|HTTPClientError|IOError|\bNIO|Swift\.|Foundation\.'
 # check SERVER NAME EXPECTED-RC COMMAND...: runs COMMAND (stdout to $WORK/out, stderr to
-# $WORK/err) and expects its exit code.
+# $WORK/err) and expects its exit code. When it expects a failure, its stderr must name no
+# Swift type (a failure of its own when it does).
 check() {
   local server=$1 name=$2 want=$3; shift 3
   "$@" >"$WORK/out" 2>"$WORK/err"; local rc=$?
@@ -36,6 +40,10 @@ check() {
   else
     failures=$((failures + 1)); echo "FAIL $server: $name (exit $rc, expected $want)"
     sed 's/^/     | /' "$WORK/err" | tail -n 15
+  fi
+  if [ "$want" != 0 ] && grep -Eq -- "$TYPE_NAMES" "$WORK/err"; then
+    failures=$((failures + 1)); echo "FAIL   $server: $name: stderr names a Swift type"
+    grep -E -- "$TYPE_NAMES" "$WORK/err" | head -n 3 | sed 's/^/     | /'
   fi
 }
 # expect CONDITION-DESCRIPTION COMMAND...: an extra assertion on the last check's output.

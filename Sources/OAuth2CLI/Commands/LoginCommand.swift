@@ -178,7 +178,7 @@ struct LoginCommand: AsyncParsableCommand {
                 registrar: registrar, configuration: configuration, registering: metadata, store: store,
                 options: AuthorizationOptions(scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
         } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
-            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s.")
+            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s", hint: "run the command again (--timeout SECONDS waits longer)")
         }
         guard let registration = result.registration else { throw CLIError(.refused, "No client was registered.") }
         Output.step("Registered client \(registration.clientID) at \(issuer).")
@@ -228,7 +228,7 @@ struct LoginCommand: AsyncParsableCommand {
                     scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
             }
         } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
-            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s.")
+            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s", hint: "run the command again (--timeout SECONDS waits longer)")
         }
         try await context.saveSignIn(profile: profile, client: client, tokens: tokens, secret: secret)
         let who = tokens.idTokenClaims.map { " as \($0.subject)" } ?? ""

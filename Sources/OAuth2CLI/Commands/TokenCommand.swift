@@ -135,7 +135,7 @@ struct TokenCommand: AsyncParsableCommand {
                 do {
                     key = try JWSSigningKey(contentsOf: URL(fileURLWithPath: assertionKey!), keyID: assertionKeyID)
                 } catch {
-                    throw CLIError.usage("--assertion-key: \(error.message)")
+                    throw CLIError.usage("--assertion-key is not usable: \(ErrorReport.reason(error))")
                 }
                 let claims = client.jwtBearerAssertion(issuer: assertionIssuer!, subject: assertionSubject!)
                 tokens = try await client.jwtBearer(signing: claims, with: key, scopes: scopes)
