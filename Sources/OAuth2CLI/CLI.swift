@@ -4,13 +4,21 @@ import OAuth2
 
 /// The root command.
 struct OAuth2Command: AsyncParsableCommand {
+    /// The tool's version, printed by `oauth2 --version`. Bump it here (and only here) when
+    /// a release is tagged.
+    static let version = "0.1.0"
+
     static let configuration = CommandConfiguration(
         commandName: "oauth2",
         abstract: "An OAuth 2.0 and OpenID Connect client: sign in, get tokens, call APIs.",
         discussion: """
             Global options (--profile, --config-dir, --store, --json, -v, --http-timeout) go before or after the command.
+
             Exit codes: 0 success, 1 refused, 2 usage, 3 transient failure, 4 cancelled or timed out, 5 sign in again.
+
+            Shell completions: `oauth2 --generate-completion-script bash` (or zsh, fish).
             """,
+        version: "oauth2 \(version)",
         subcommands: [
             DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
             IntrospectCommand.self, RevokeCommand.self, ExchangeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,

@@ -8,8 +8,8 @@ struct LogoutCommand: AsyncParsableCommand {
         commandName: "logout",
         abstract: "Sign out: revoke the tokens, forget them, and end the provider's session in the browser.",
         discussion: """
-            Each step is reported on stderr. When the provider has an end-session endpoint, it is opened in the
-            browser and the post-logout redirect comes back to the loopback listener (the profile's redirect URI,
+            Each step is reported on stderr. When the provider has an end-session endpoint, it is opened in the \
+            browser and the post-logout redirect comes back to the loopback listener (the profile's redirect URI, \
             which must be registered as a post-logout redirect URI), whose state is checked.
             """)
 
