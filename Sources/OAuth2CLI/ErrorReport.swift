@@ -111,9 +111,11 @@ extension ErrorReport {
             note.append("HTTP \(status)")
         }
         var parenthesis = note.compactMap { $0 }.joined(separator: ", ")
+        var messageShown = true
         if error.code == .signInRequired {
             // The library's message says what the sentence says.
             report.sentence = sentence
+            messageShown = false
         } else if error.source == .client, let message = error.message.flatMap(nonEmpty) {
             // The library's own checks explain themselves in plain words.
             report.sentence = clause(message)
@@ -122,11 +124,16 @@ extension ErrorReport {
             // The server's explanation, unless it is the library's note that the status
             // alone was read ("HTTP 401 without an error object…"), which the sentence says.
             if let message = error.message.flatMap(nonEmpty), !message.hasPrefix("HTTP ") {
-                parenthesis += parenthesis.isEmpty ? clause(message) : ": \(clause(message))"
+                let shown = clause(message)
+                let short = shown.count > 160 ? shown.prefix(159) + "…" : shown
+                messageShown = short == shown
+                parenthesis += parenthesis.isEmpty ? short : ": \(short)"
+            } else {
+                messageShown = false
             }
         }
         if !parenthesis.isEmpty { report.sentence += " (\(parenthesis))" }
-        report.details = details(of: error)
+        report.details = details(of: error, withMessage: !messageShown)
         return report
     }
 
@@ -228,12 +235,12 @@ extension ErrorReport {
     }
 
     /// The technical lines of `-v`: status, the server's code as it spelled it, the
-    /// library's wording, the error page, the wait asked for.
-    private static func details(of error: OAuth2Error) -> [String] {
+    /// message when the line does not show it whole, the error page, the wait asked for.
+    private static func details(of error: OAuth2Error, withMessage: Bool) -> [String] {
         var details: [String] = []
         if let status = error.statusCode { details.append("HTTP status \(status)") }
         if let serverCode = error.serverCode, serverCode != noteCode(error) { details.append("the server's error code: \(serverCode)") }
-        if let message = error.message.flatMap(nonEmpty) { details.append(scrubbed(message)) }
+        if withMessage, let message = error.message.flatMap(nonEmpty) { details.append(scrubbed(message)) }
         if let uri = error.uri { details.append("more at \(uri)") }
         if let retryAfter = error.retryAfter { details.append("Retry-After: \(Int(retryAfter.rounded(.up))) s") }
         return details

@@ -60,6 +60,12 @@ private struct SomeLibraryError: Error, CustomStringConvertible {
         #expect(report.hint == "check what you gave, or sign in again with `oauth2 --profile work login`")
         // The default profile is not named.
         #expect(ErrorReport(error, ErrorReport.Situation(profile: "default")).hint?.contains("`oauth2 login`") == true)
+        #expect(!report.details.contains("Assertion was already used."), "-v does not repeat what the line shows")
+        // A long explanation is cut in the line, and shown whole with -v.
+        let long = String(repeating: "the server explains at length ", count: 10) + "why."
+        let cut = ErrorReport(OAuth2Error(.invalidRequest, source: .server, message: long, statusCode: 400))
+        #expect(cut.sentence.contains("…)"))
+        #expect(cut.details.contains(long))
     }
 
     @Test func aRenamedCodeShowsTheRegisteredOneAndTheServersSpellingWithV() {
