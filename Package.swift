@@ -130,6 +130,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                // Only to read the transport's errors (ErrorReport): "connection refused",
+                // "DNS lookup failed", "certificate not trusted". Linked already, through
+                // OAuth2AsyncHTTPClient and OAuth2Loopback.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Sources/OAuth2CLI",
             swiftSettings: strictSettings
@@ -211,7 +219,11 @@ let package = Package(
         // its client): no socket. Its behaviour against servers is Tests/CLI/e2e.sh.
         .testTarget(
             name: "OAuth2CLITests",
-            dependencies: ["OAuth2CLI", "OAuth2", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "OAuth2CLI", "OAuth2", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -4,13 +4,21 @@ import OAuth2
 
 /// The root command.
 struct OAuth2Command: AsyncParsableCommand {
+    /// The tool's version, printed by `oauth2 --version`. Bump it here (and only here) when
+    /// a release is tagged.
+    static let version = "0.1.0"
+
     static let configuration = CommandConfiguration(
         commandName: "oauth2",
         abstract: "An OAuth 2.0 and OpenID Connect client: sign in, get tokens, call APIs.",
         discussion: """
             Global options (--profile, --config-dir, --store, --json, -v, --http-timeout) go before or after the command.
+
             Exit codes: 0 success, 1 refused, 2 usage, 3 transient failure, 4 cancelled or timed out, 5 sign in again.
+
+            Shell completions: `oauth2 --generate-completion-script bash` (or zsh, fish).
             """,
+        version: "oauth2 \(version)",
         subcommands: [
             DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
             IntrospectCommand.self, RevokeCommand.self, ExchangeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,
@@ -45,13 +53,17 @@ enum CLI {
             } catch where OAuth2Command.exitCode(for: error) == .success {
                 print(OAuth2Command.fullMessage(for: error))
             } catch {
-                return report(error)
+                return report(error, Reporting())
             }
             return .success
         }
+        // The command's options are read inside the task, which owns the command.
+        let reporting = Shared(Reporting())
         let task = Task { () async throws -> Void in
+            let global = (asyncCommand as? any TakesGlobalOptions)?.global
+            reporting.value = Reporting(global)
             // --http-timeout bounds every exchange of the command.
-            guard let deadline = try (asyncCommand as? any TakesGlobalOptions)?.global.requestDeadline() else {
+            guard let deadline = try global?.requestDeadline() else {
                 return try await asyncCommand.run()
             }
             try await OAuth2Client.withRequestDeadline(deadline) { try await asyncCommand.run() }
@@ -62,17 +74,33 @@ enum CLI {
             try await task.value
             return .success
         } catch {
-            return report(error)
+            return report(error, reporting.value)
         }
     }
 
-    /// Prints the error (never a secret: errors carry none) and returns its status.
-    static func report(_ error: any Error) -> ExitStatus {
+    /// What the error report needs of the global options.
+    struct Reporting: Sendable {
+        var profile: String?
+        var httpTimeout: Int?
+        var verbose = false
+
+        init(_ global: GlobalOptions? = nil) {
+            profile = global?.profileName
+            httpTimeout = global?.httpTimeout
+            verbose = (global?.verbosity ?? 0) > 0
+        }
+    }
+
+    /// Prints the error as a sentence and a hint (``ErrorReport``; with -v, its details
+    /// below) and returns its status. Never a secret: errors carry none.
+    static func report(_ error: any Error, _ reporting: Reporting) -> ExitStatus {
         let status = ExitStatus(error)
         if let exit = error as? ExitCode {
             return ExitStatus(rawValue: exit.rawValue) ?? .refused
         }
-        Output.error("oauth2: \(ExitStatus.describe(error))")
+        let situation = ErrorReport.Situation(
+            host: HostRecordingTransport.lastHost.value, profile: reporting.profile, httpTimeout: reporting.httpTimeout)
+        for line in ErrorReport(error, situation).lines(verbose: reporting.verbose) { Output.error(line) }
         return status
     }
 }

@@ -19,7 +19,8 @@ struct Context {
     /// The profile; a missing one means "sign in first" (exit 5).
     func requireProfile() throws -> Profile {
         guard let profile = try profiles.load(profileName) else {
-            throw CLIError.signInAgain("No stored sign-in for profile \"\(profileName)\": run `oauth2 login` (or `oauth2 token --grant …`).")
+            throw CLIError.signInAgain(
+                "No stored sign-in for profile \"\(profileName)\"", hint: "sign in with `oauth2 login` (or make a machine profile with `oauth2 token --grant …`)")
         }
         return profile
     }
@@ -81,7 +82,7 @@ struct Context {
         guard let issuer = profile.issuer else {
             return try OAuth2Client(metadata: given, configuration: configuration, transport: Self.transport, logger: logger)
         }
-        guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL.") }
+        guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL", hint: "check the profile's issuer") }
         let metadata = try await discoveredMetadata(issuer: url, configuration: configuration)
         return try OAuth2Client(metadata: metadata.filling(from: given), configuration: configuration, transport: Self.transport, logger: logger)
     }
@@ -104,7 +105,7 @@ struct Context {
             do {
                 configuration.privateKey = try JWSSigningKey(contentsOf: URL(fileURLWithPath: path), keyID: options[ProfileOption.keyID])
             } catch {
-                throw CLIError.usage("The private key file \(path) is not usable: \(error)")
+                throw CLIError.usage("The private key file \(path) is not usable: \(ErrorReport.reason(error))")
             }
         }
         if let name = options[ProfileOption.assertionAudience] {
@@ -150,11 +151,12 @@ struct Context {
         let store = try tokenStore(await storeKind(for: profile))
         let client = try await client(for: profile, secret: try await clientSecret(for: profile, store: store))
         guard let session = try await Session.restore(client: client, store: store, account: profileName, options: Self.sessionOptions(for: profile)) else {
-            throw CLIError.signInAgain("Profile \"\(profileName)\" has no stored tokens: run `oauth2 login`.")
+            throw CLIError.signInAgain("Profile \"\(profileName)\" has no stored tokens", hint: "sign in again with `oauth2 login`")
         }
         // DPoP-bound tokens need the key stored with them: without it every request would fail.
         if profile.options[ProfileOption.dpop] != nil, session.client.configuration.dpop == nil {
-            throw CLIError.signInAgain("Profile \"\(profileName)\" uses DPoP but its key is not in the token store: run `oauth2 login --dpop` again.")
+            throw CLIError.signInAgain(
+                "Profile \"\(profileName)\" uses DPoP but its key is not in the token store", hint: "sign in again with `oauth2 login --dpop`")
         }
         return (profile, session)
     }

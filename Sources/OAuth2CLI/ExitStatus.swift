@@ -37,31 +37,27 @@ enum ExitStatus: Int32 {
         }
     }
 
-    /// A one-line description of an error for stderr.
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case let error as CLIError: return error.message
-        case let error as OAuth2Error: return error.description
-        case is CancellationError: return "cancelled"
-        default: return String(describing: error)
-        }
-    }
+    /// A one-line description of an error for stderr: a sentence and a hint
+    /// (``ErrorReport``), never a type name.
+    static func describe(_ error: any Error) -> String { ErrorReport(error).line }
 }
 
-/// An error of the tool itself, with its exit status.
+/// An error of the tool itself, with its exit status: what happened, and what to do.
 struct CLIError: Error, CustomStringConvertible {
     var status: ExitStatus
     var message: String
+    var hint: String?
 
-    init(_ status: ExitStatus, _ message: String) {
+    init(_ status: ExitStatus, _ message: String, hint: String? = nil) {
         self.status = status
         self.message = message
+        self.hint = hint
     }
 
-    var description: String { message }
+    var description: String { hint.map { "\(message); \($0)" } ?? message }
 
-    static func usage(_ message: String) -> CLIError { CLIError(.usage, message) }
-    static func signInAgain(_ message: String) -> CLIError { CLIError(.signInAgain, message) }
+    static func usage(_ message: String, hint: String? = nil) -> CLIError { CLIError(.usage, message, hint: hint) }
+    static func signInAgain(_ message: String, hint: String? = nil) -> CLIError { CLIError(.signInAgain, message, hint: hint) }
 }
 
 /// Where output goes: results on stdout, everything else on stderr.

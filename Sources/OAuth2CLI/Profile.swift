@@ -90,7 +90,7 @@ struct ProfileStore {
         do {
             return try JSONDecoder().decode(Profile.self, from: Data(contentsOf: url))
         } catch {
-            throw CLIError(.refused, "The profile file \(url.path) cannot be read: \(error.localizedDescription)")
+            throw CLIError(.refused, "The profile file \(url.path) cannot be read: \(ErrorReport.reason(error))", hint: "fix it, or remove it and sign in again")
         }
     }
 

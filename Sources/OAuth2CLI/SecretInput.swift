@@ -49,7 +49,7 @@ enum SecretInput {
         do {
             data = try handle.read(upToCount: limit + 1) ?? Data()
         } catch {
-            throw CLIError.usage("\(what) cannot be read (\(error.localizedDescription)).")
+            throw CLIError.usage("\(what) cannot be read (\(ErrorReport.reason(error))).")
         }
         guard data.count <= limit else { throw CLIError.usage("\(what) is longer than \(limit) bytes.") }
         guard let text = String(data: data, encoding: .utf8) else { throw CLIError.usage("\(what) is not UTF-8 text.") }

@@ -144,7 +144,7 @@ enum DPoPArgument {
             }
             return try DPoPKey.generate(algorithm)
         } catch let error as JOSEError {
-            throw CLIError(.refused, "No DPoP key: \(error)")
+            throw CLIError(.refused, "No DPoP key could be made: \(ErrorReport.reason(error)) (\(error.reason))")
         }
     }
 

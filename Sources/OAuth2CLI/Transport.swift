@@ -1,3 +1,5 @@
+import Foundation
+import HTTPTypes
 import OAuth2
 import OAuth2AsyncHTTPClient
 
@@ -7,5 +9,36 @@ extension Context {
     /// Package.swift). Created on first use, which a command answered from the store never
     /// reaches, and kept for the life of the process. `SSL_CERT_FILE` names the CAs to
     /// trust instead of the system's.
-    static let transport: any HTTPTransport = AsyncHTTPClientTransport()
+    static let transport: any HTTPTransport = HostRecordingTransport(AsyncHTTPClientTransport())
+}
+
+/// A transport that remembers the host of the last request it was given, so that an error
+/// of the connection can name the server the tool could not reach ("cannot reach
+/// idp.example.com"): the library's errors carry no URL. A command sends one request at a
+/// time, so the last one started is the one that failed.
+struct HostRecordingTransport: HTTPTransport {
+    let base: any HTTPTransport
+
+    init(_ base: any HTTPTransport) { self.base = base }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        Self.lastHost.value = request.url.flatMap { url in url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } }
+        return try await base.send(request, body: body)
+    }
+
+    /// The host of the last request sent in this process, if any.
+    static let lastHost = Shared<String?>(nil)
+}
+
+/// A value shared between tasks, behind a lock.
+final class Shared<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
 }

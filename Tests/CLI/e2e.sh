@@ -26,8 +26,12 @@ printf '%s\n' not-the-secret >"$WORK/wrong-credential"
 printf '%s\n' "${OAUTH2_TEST_DOT_CC_SECRET:-cc-secret}" >"$WORK/cc-credential"
 printf '%s\n' "${OAUTH2_TEST_DOT_PW_SECRET:-pw-secret}" >"$WORK/pw-credential"
 
+# What a person must never read on stderr: a Swift type name (README "The oauth2 command":
+# errors are a sentence and a hint, even with -v).
+TYPE_NAMES='OAuth2Error|CLIError|URLError|TokenStoreError|JOSEError|ValidationError|DecodingError|EncodingError|CocoaError|HTTPClientError|IOError|\bNIO|Swift\.|Foundation\.'
 # check SERVER NAME EXPECTED-RC COMMAND...: runs COMMAND (stdout to $WORK/out, stderr to
-# $WORK/err) and expects its exit code.
+# $WORK/err) and expects its exit code. When it expects a failure, its stderr must name no
+# Swift type (a failure of its own when it does).
 check() {
   local server=$1 name=$2 want=$3; shift 3
   "$@" >"$WORK/out" 2>"$WORK/err"; local rc=$?
@@ -36,6 +40,10 @@ check() {
   else
     failures=$((failures + 1)); echo "FAIL $server: $name (exit $rc, expected $want)"
     sed 's/^/     | /' "$WORK/err" | tail -n 15
+  fi
+  if [ "$want" != 0 ] && grep -Eq -- "$TYPE_NAMES" "$WORK/err"; then
+    failures=$((failures + 1)); echo "FAIL   $server: $name: stderr names a Swift type"
+    grep -E -- "$TYPE_NAMES" "$WORK/err" | head -n 3 | sed 's/^/     | /'
   fi
 }
 # expect CONDITION-DESCRIPTION COMMAND...: an extra assertion on the last check's output.
@@ -78,6 +86,14 @@ echo "== the binary"
 # scripts/test builds the tool as README ships it: without the package's URLSession trait, so
 # that no process start loads libcurl and its thirty-odd shared libraries.
 expect "the tool links no libcurl and no FoundationNetworking" sh -c "! ldd '$BIN' | grep -Eq 'libcurl|FoundationNetworking'"
+check embedded "--version" 0 "$BIN" --version
+expect "--version prints one line, oauth2 and the version" sh -c "test \"\$(wc -l <'$WORK/out')\" = 1 && grep -Eq '^oauth2 [0-9]+\.[0-9]+\.[0-9]+' '$WORK/out'"
+for shell in bash zsh fish; do
+  check embedded "--generate-completion-script $shell" 0 "$BIN" --generate-completion-script "$shell"
+  expect "the $shell completion knows the commands" sh -c "grep -q login '$WORK/out' && grep -q register '$WORK/out'"
+done
+check embedded "a network failure reads as a sentence and a hint (3)" 3 "$BIN" --profile down --store memory discover http://127.0.0.1:1/o
+expect "... naming the host and the cause, on one line" sh -c "test \"\$(wc -l <'$WORK/err')\" = 1 && grep -q '^oauth2: cannot reach 127.0.0.1:1 (connection refused); ' '$WORK/err'"
 
 echo "== demo"
 check embedded "demo: the whole journey against the embedded provider" 0 "$BIN" demo
@@ -413,6 +429,15 @@ check glewlwyd "the deleted client is refused (1)" 1 "$BIN" --profile reg-gone -
   --issuer "$GLEWLWYD" --client-id "$reg_id" --client-secret "$reg_secret" --scope read
 expect "refused as an unknown client" grep -q "invalid_client" "$WORK/err"
 check glewlwyd "register --show without a registration (5)" 5 "$BIN" --profile reg register --show
+check dot "register --json: the registration as JSON" 0 "$BIN" --profile reg-json --store file --json register --issuer "$DOT" \
+  --grant-type client_credentials --scope read --name "oauth2 e2e json"
+reg_json_id=$(jq -r '.client_id // empty' "$WORK/out" 2>/dev/null)
+reg_json_secret=$(stored_secret "$reg_json_id")
+expect "--json: client_id, registration_client_uri, profile, issuer and store" sh -c "jq -e '.client_id != null and \
+  .registration_client_uri != null and .profile == \"reg-json\" and .store == \"file\" and .issuer == \"$DOT\"' '$WORK/out' >/dev/null"
+expect "--json: no client secret, no registration access token" sh -c "jq -e 'has(\"client_secret\") or has(\"registration_access_token\") \
+  | not' '$WORK/out' >/dev/null && { test -z '$reg_json_secret' || ! grep -qF -- '$reg_json_secret' '$WORK/out'; }"
+check dot "register --delete (the --json client)" 0 "$BIN" --profile reg-json register --delete
 rm -f "$OAUTH2_E2E_JAR"
 check glewlwyd "login without a client id registers one first" 0 env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" --profile auto \
   --store file login --issuer "$GLEWLWYD" --scope "openid read" --timeout 60

@@ -32,7 +32,7 @@ struct DecodeCommand: AsyncParsableCommand {
             jws = try JWS(compact: text)
             claims = try jws.claims()
         } catch {
-            throw CLIError(.refused, "Not a decodable JWT: \(ExitStatus.describe(error))")
+            throw CLIError(.refused, "Not a decodable JWT: \(ErrorReport.reason(error))", hint: "give a JWT in its compact form, header.payload.signature")
         }
         Output.json(["header": .object(jws.header), "claims": .object(claims), "verified": false])
     }

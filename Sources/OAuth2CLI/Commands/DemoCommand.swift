@@ -72,7 +72,7 @@ struct DemoCommand: AsyncParsableCommand {
         step(7, "introspect", "the provider says the new access token is active (scopes: \((active.scopes ?? []).joined(separator: " ")))")
 
         let result = await session.signOut(.revokeAndRemove)
-        if let error = result.errors.values.first { throw error }
+        if let error = ErrorReport.firstFailure(of: result.errors) { throw error }
         let after = try await client.introspect(refreshed.accessToken, hint: .accessToken)
         guard !after.active, session.tokens == nil else { throw CLIError(.refused, "demo: the token is still active after revocation") }
         step(8, "revoke", "both tokens revoked (introspection now says inactive) and forgotten")

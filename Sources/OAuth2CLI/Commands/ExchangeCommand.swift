@@ -11,11 +11,15 @@ struct ExchangeCommand: AsyncParsableCommand {
             or, without it, the profile's current access token (refreshed first when needed). Token types take \
             a URI or a short name: access_token, refresh_token, id_token, jwt, saml1, saml2 (or another name \
             after urn:ietf:params:oauth:token-type:).
+
             Prints the issued token; with --json, the issued token type, token type, expiry and scopes too. \
             Nothing is stored: the issued token is for another audience, and the profile keeps its own tokens.
+
               oauth2 exchange --audience https://backend.example.com
-              oauth2 exchange --subject-token-file token.jwt --subject-token-type jwt --requested-token-type access_token
-              printf %s "$TOKEN" | oauth2 exchange --subject-token - --subject-token-type jwt
+              oauth2 exchange --subject-token-file token.jwt --subject-token-type jwt \\
+                  --requested-token-type access_token
+              printf %s "$TOKEN" | oauth2 exchange --subject-token - \\
+                  --subject-token-type jwt
             """)
 
     @OptionGroup var global: GlobalOptions

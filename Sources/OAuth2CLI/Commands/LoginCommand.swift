@@ -8,13 +8,15 @@ struct LoginCommand: AsyncParsableCommand {
         commandName: "login",
         abstract: "Sign in (code + PKCE through a loopback redirect, or the device flow) and save the profile.",
         discussion: """
-            The authorization URL is printed on stderr and opened in $BROWSER (else xdg-open). With --device the
-            verification URL, the user code and a QR code go to stderr and the browser is not opened unless
+            The authorization URL is printed on stderr and opened in $BROWSER (else xdg-open). With --device the \
+            verification URL, the user code and a QR code go to stderr and the browser is not opened unless \
             --open-browser. Everything the library validates is validated (state, iss, ID token).
-            Without --client-id, login signs in with the client of the existing profile (one made by
-            `oauth2 register`, say); with no profile either, it registers a client at the issuer's
+
+            Without --client-id, login signs in with the client of the existing profile (one made by \
+            `oauth2 register`, say); with no profile either, it registers a client at the issuer's \
             registration endpoint first (RFC 7591; its credentials go to the token store) and saves it in the profile.
-            --implicit and --implicit-id-token use the legacy implicit grant (response_type=token, or id_token token),
+
+            --implicit and --implicit-id-token use the legacy implicit grant (response_type=token, or id_token token), \
             for servers that offer nothing else: deprecated (RFC 9700), no refresh token, sign in again when it expires.
             """)
 
@@ -178,7 +180,7 @@ struct LoginCommand: AsyncParsableCommand {
                 registrar: registrar, configuration: configuration, registering: metadata, store: store,
                 options: AuthorizationOptions(scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
         } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
-            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s.")
+            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s", hint: "run the command again (--timeout SECONDS waits longer)")
         }
         guard let registration = result.registration else { throw CLIError(.refused, "No client was registered.") }
         Output.step("Registered client \(registration.clientID) at \(issuer).")
@@ -228,7 +230,7 @@ struct LoginCommand: AsyncParsableCommand {
                     scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
             }
         } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
-            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s.")
+            throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s", hint: "run the command again (--timeout SECONDS waits longer)")
         }
         try await context.saveSignIn(profile: profile, client: client, tokens: tokens, secret: secret)
         let who = tokens.idTokenClaims.map { " as \($0.subject)" } ?? ""

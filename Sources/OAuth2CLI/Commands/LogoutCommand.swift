@@ -8,8 +8,8 @@ struct LogoutCommand: AsyncParsableCommand {
         commandName: "logout",
         abstract: "Sign out: revoke the tokens, forget them, and end the provider's session in the browser.",
         discussion: """
-            Each step is reported on stderr. When the provider has an end-session endpoint, it is opened in the
-            browser and the post-logout redirect comes back to the loopback listener (the profile's redirect URI,
+            Each step is reported on stderr. When the provider has an end-session endpoint, it is opened in the \
+            browser and the post-logout redirect comes back to the loopback listener (the profile's redirect URI, \
             which must be registered as a post-logout redirect URI), whose state is checked.
             """)
 
@@ -27,10 +27,10 @@ struct LogoutCommand: AsyncParsableCommand {
         let result = await session.signOut(steps) { progress in
             switch progress.outcome {
             case .started: break
-            default: Output.step("logout: \(progress)")
+            default: Output.step("logout: \(ErrorReport.progress(progress))")
             }
         }
-        if let error = result.errors.values.first { throw error }
+        if let error = ErrorReport.firstFailure(of: result.errors) { throw error }
         let client = session.client
         guard !noEndSession, client.metadata.endSessionEndpoint != nil else { return }
         let (port, path) = try profile.redirectURI.map(LoginCommand.loopback) ?? (0, "/callback")
@@ -38,7 +38,9 @@ struct LogoutCommand: AsyncParsableCommand {
         do {
             try await signOut.signOut(client: client, options: EndSessionOptions(idTokenHint: idToken))
         } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
-            throw CLIError(.cancelled, "The provider did not return within \(timeout) s.")
+            throw CLIError(
+                .cancelled, "The provider did not return within \(timeout) s",
+                hint: "the tokens are forgotten already, but the provider's session may still be open in the browser")
         }
         Output.step("logout: the provider's session ended (post-logout state checked)")
     }

@@ -8,11 +8,17 @@ struct RegisterCommand: AsyncParsableCommand {
         commandName: "register",
         abstract: "Register a client with the server (RFC 7591) and save it as a profile; show or delete it (RFC 7592).",
         discussion: """
-            The profile gets the new client id, redirect URI, scopes and auth method; the client secret and the
-            registration access token go to the token store (never to the profile file). `oauth2 login` with the
-            profile then signs in with the new client. Without --redirect-uri, a free loopback port is chosen now and
-            http://127.0.0.1:PORT/callback registered (login listens on it). --show reads the registration at the
-            server; --delete deletes it there, then forgets the profile, its tokens and its credentials.
+            The profile gets the new client id, redirect URI, scopes and auth method; the client secret and the \
+            registration access token go to the token store (never to the profile file). `oauth2 login` with the \
+            profile then signs in with the new client. Without --redirect-uri, a free loopback port is chosen now and \
+            http://127.0.0.1:PORT/callback registered (login listens on it).
+
+            Prints the new client id; with --json, the registration as JSON (client_id, registration_client_uri, \
+            client_id_issued_at, client_secret_expires_at, the registered metadata, the profile and its store), \
+            never the client secret or the registration access token.
+
+            --show reads the registration at the server; --delete deletes it there, then forgets the profile, its \
+            tokens and its credentials.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -72,7 +78,31 @@ struct RegisterCommand: AsyncParsableCommand {
             options: ["registration": "dynamic"])
         try context.profiles.save(profile, as: context.profileName)
         Output.step("Registered client \(registration.clientID) at \(issuer); profile \"\(context.profileName)\" saved (\(kind.rawValue) store). Sign in with `oauth2 login --profile \(context.profileName)`.")
-        Output.result(registration.clientID)
+        guard global.json else {
+            Output.result(registration.clientID)
+            return
+        }
+        // The registration as `--show` prints it (never its client secret or registration
+        // access token: they stay in the token store), with where it was saved.
+        var members = Self.members(of: registration)
+        members["profile"] = .string(context.profileName)
+        members["issuer"] = .string(issuer)
+        members["store"] = .string(kind.rawValue)
+        Output.json(.object(members))
+    }
+
+    /// A registration's RFC 7591 members without its secrets: the client secret and the
+    /// registration access token are left out, a software statement is redacted.
+    static func members(of registration: ClientRegistration) -> [String: JSONValue] {
+        var members = registration.metadata.members
+        members["client_id"] = .string(registration.clientID)
+        members["registration_client_uri"] = registration.registrationClientURI.map { .string($0.absoluteString) }
+        members["client_id_issued_at"] = registration.clientIDIssuedAt.map { .integer(Int64($0.timeIntervalSince1970)) }
+        members["client_secret_expires_at"] = registration.clientSecretExpiresAt.map { .integer(Int64($0.timeIntervalSince1970)) }
+        members["software_statement"] = registration.metadata.softwareStatement.map { _ in .string(Redactor.placeholder) }
+        members["client_secret"] = nil
+        members["registration_access_token"] = nil
+        return members
     }
 
     /// `--show` and `--delete`.
@@ -90,12 +120,7 @@ struct RegisterCommand: AsyncParsableCommand {
             let current = try await registrar.read(registration)
             // The server may have rotated a credential in its answer: keep the newest.
             if current != registration { try await store.saveRegistration(current, issuer: issuer) }
-            var members = current.metadata.members
-            members["client_id"] = .string(current.clientID)
-            members["registration_client_uri"] = current.registrationClientURI.map { .string($0.absoluteString) }
-            members["client_secret_expires_at"] = current.clientSecretExpiresAt.map { .integer(Int64($0.timeIntervalSince1970)) }
-            members["software_statement"] = current.metadata.softwareStatement.map { _ in .string(Redactor.placeholder) }
-            Output.json(.object(members))
+            Output.json(.object(Self.members(of: current)))
             return
         }
         try await registrar.delete(registration)

@@ -48,7 +48,14 @@ struct RequestCommand: AsyncParsableCommand {
         Output.raw(responseBody)
         let status = response.status.code
         guard status >= 400 else { return }
-        Output.error("HTTP \(status) \(response.status.reasonPhrase)")
-        throw ExitCode(status == 429 || status >= 500 ? ExitStatus.transient.rawValue : ExitStatus.refused.rawValue)
+        let answer = "The server answered HTTP \(status) \(response.status.reasonPhrase)".trimmingCharacters(in: .whitespaces)
+        switch status {
+        case 401, 403:
+            throw CLIError(.refused, answer, hint: "check that the token is meant for this API and has the scopes it needs (--scope at sign-in)")
+        case 429, 500...:
+            throw CLIError(.transient, answer, hint: "try again later")
+        default:
+            throw CLIError(.refused, answer)
+        }
     }
 }

@@ -24,9 +24,9 @@ struct RevokeCommand: AsyncParsableCommand {
             Output.step("revoked the refresh token")
         case .all:
             let result = await session.signOut([.revokeAccessToken, .revokeRefreshToken, .removeFromStore]) { progress in
-                Output.step("revoke: \(progress)")
+                Output.step("revoke: \(ErrorReport.progress(progress))")
             }
-            if let (_, error) = result.errors.first { throw error }
+            if let error = ErrorReport.firstFailure(of: result.errors) { throw error }
         }
     }
 }

@@ -37,7 +37,7 @@ struct StatusCommand: AsyncParsableCommand {
                     entry["signed_in"] = false
                 }
             } catch {
-                entry["store_error"] = .string(ExitStatus.describe(error))
+                entry["store_error"] = .string(ErrorReport(error).sentence)
             }
             entries.append(.object(entry))
         }

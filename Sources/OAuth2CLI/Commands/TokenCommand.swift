@@ -7,13 +7,19 @@ struct TokenCommand: AsyncParsableCommand {
         commandName: "token",
         abstract: "Print a valid access token (refreshing first when needed); safe to run from many processes at once.",
         discussion: """
-            With --grant client_credentials or --grant password, make and save a machine profile first:
-              oauth2 token --grant client_credentials --issuer URL --client-id ID --client-secret S [--scope S]
-              oauth2 token --grant password --issuer URL --client-id ID [--client-secret S] --username U --password-stdin
-              oauth2 token --grant client_credentials --issuer URL --client-id ID --private-key KEY.pem [--dpop]
-              oauth2 token --grant jwt-bearer --issuer URL --client-id ID [--client-secret S] --assertion FILE|-
-              oauth2 token --grant jwt-bearer --issuer URL --client-id ID [--client-secret S] --assertion-key KEY \
+            With --grant client_credentials, password or jwt-bearer, make and save a machine profile first:
+              oauth2 token --grant client_credentials --issuer URL --client-id ID \\
+                  --client-secret-file F [--scope S]
+              oauth2 token --grant password --issuer URL --client-id ID \\
+                  [--client-secret-file F] --username U --password-stdin
+              oauth2 token --grant client_credentials --issuer URL --client-id ID \\
+                  --private-key KEY.pem [--dpop]
+              oauth2 token --grant jwt-bearer --issuer URL --client-id ID \\
+                  [--client-secret-file F] --assertion FILE|-
+              oauth2 token --grant jwt-bearer --issuer URL --client-id ID \\
+                  [--client-secret-file F] --assertion-key KEY \\
                   --assertion-issuer ISS --assertion-subject SUB [--assertion-key-id KID]
+
             The JWT bearer grant (RFC 7523 §2.1) presents an assertion from a file (- reads stdin), or one signed \
             here with --assertion-key (PEM or JWK; aud is the issuer, valid 60 s). It gives no refresh token: run it \
             again when the token expires. (--private-key is the client's own key, for private_key_jwt.)
@@ -135,7 +141,7 @@ struct TokenCommand: AsyncParsableCommand {
                 do {
                     key = try JWSSigningKey(contentsOf: URL(fileURLWithPath: assertionKey!), keyID: assertionKeyID)
                 } catch {
-                    throw CLIError.usage("--assertion-key: \(error.message)")
+                    throw CLIError.usage("--assertion-key is not usable: \(ErrorReport.reason(error))")
                 }
                 let claims = client.jwtBearerAssertion(issuer: assertionIssuer!, subject: assertionSubject!)
                 tokens = try await client.jwtBearer(signing: claims, with: key, scopes: scopes)
