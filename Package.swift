@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // DocC: `swift package --disable-sandbox generate-documentation --target OAuth2`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The bottom layer: JOSE (JWS, JWK and JWK sets, signing keys), the strict JSON reader,

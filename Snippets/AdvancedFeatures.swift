@@ -1,0 +1,63 @@
+// Sender-constrained tokens (DPoP), pushed and signed authorization requests (PAR, JAR),
+// JWT client authentication, token exchange, the JWT bearer grant, dynamic registration.
+
+// snippet.hide
+import Foundation
+import HTTPTypes
+import HTTPTypesFoundation
+import OAuth2
+
+let issuer = URL(string: "https://id.example.com")!
+let redirect = URL(string: "http://127.0.0.1:53682/callback")!
+let callbackURL = URL(string: "http://127.0.0.1:53682/callback?code=x&state=y")!
+let store = MemoryTokenStore()
+
+// snippet.show
+// snippet.dpop
+var configuration = ClientConfiguration(clientID: "my-cli", redirectURI: redirect, scopes: ["openid", "api"])
+configuration.dpop = DPoPOptions(key: try DPoPKey.generate())   // ES256; or .generate(.edDSA)…
+configuration.usePushedAuthorizationRequests = true              // PAR even when not required
+configuration.requestObject = RequestObjectOptions()             // JAR: parameters in a signed object
+
+let client = try await OAuth2Client.discover(issuer: issuer, configuration: configuration)
+let request = try await client.startAuthorization()              // pushed; carries dpop_jkt
+// … open request.url, receive callbackURL …
+let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)
+print(tokens.tokenType, tokens.accessTokenKeyThumbprint ?? "")   // DPoP, the key's RFC 7638 thumbprint
+let (response, _) = try await client.perform(
+    HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!), with: tokens)   // with a proof
+// snippet.end
+
+// snippet.privateKeyJWT
+// private_key_jwt (RFC 7523 §2.2): a key from a PEM (PKCS#8, PKCS#1, SEC1) or a JWK file.
+var service = ClientConfiguration(clientID: "svc", scopes: ["read"])
+service.privateKey = try JWSSigningKey(contentsOf: URL(fileURLWithPath: "client-key.pem"), keyID: "key-1")
+service.clientAssertion.audience = .tokenEndpoint                 // what `aud` names (the issuer by default)
+// Or client_secret_jwt: a secret, and service.authenticationMethod = .clientSecretJWT.
+// snippet.end
+
+// snippet.exchange
+// Token exchange (RFC 8693): a token for another service; the session keeps its own.
+let session = try await Session(client: client, tokens: tokens, store: store)
+let downstream = try await session.exchange(audiences: ["https://backend.example.com"])
+print(downstream.issuedTokenType, downstream.tokenSet?.expiresAt ?? .distantFuture)
+
+// The JWT bearer grant (RFC 7523 §2.1): an assertion you have, or one signed here.
+let signer = try JWSSigningKey(contentsOf: URL(fileURLWithPath: "idp-key.pem"), keyID: "k1")
+let delegated = try await client.jwtBearer(
+    signing: client.jwtBearerAssertion(issuer: "https://idp.example.com", subject: "alice"), with: signer)
+// snippet.end
+
+// snippet.registration
+// Dynamic client registration (RFC 7591) and management (RFC 7592).
+let registrar = try await ClientRegistrar.discover(issuer: issuer)
+let registration = try await registrar.register(ClientMetadata(
+    redirectURIs: [redirect], grantTypes: ["authorization_code", "refresh_token"],
+    clientName: "my tool", scopes: ["openid", "profile"]))
+try await store.saveRegistration(registration, issuer: registrar.issuer)   // secret + registration token
+let registered = try registrar.client(for: registration)                     // ready to sign in
+let current = try await registrar.read(registration)
+try await registrar.delete(current)
+// snippet.end
+// snippet.hide
+_ = (response, delegated, registered)

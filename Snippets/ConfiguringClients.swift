@@ -1,0 +1,74 @@
+// Making a client for a server: discovery, metadata by hand, a preset, a settings file;
+// extra parameters and headers; an interceptor; another transport.
+
+// snippet.hide
+import Foundation
+import HTTPTypes
+import OAuth2
+import OAuth2AsyncHTTPClient
+
+let secret = ProcessInfo.processInfo.environment["CLIENT_SECRET"] ?? ""
+let issuer = URL(string: "https://login.example.com")!
+
+// snippet.show
+// snippet.metadata
+// GitHub publishes no discovery document: give its endpoints. Its form-encoded answers and
+// errors sent with HTTP 200 are understood without a setting.
+let github = try OAuth2Client(
+    metadata: ServerMetadata(
+        issuer: URL(string: "https://github.com")!,
+        authorizationEndpoint: URL(string: "https://github.com/login/oauth/authorize")!,
+        tokenEndpoint: URL(string: "https://github.com/login/oauth/access_token")!,
+        tokenEndpointAuthMethodsSupported: ["client_secret_post"]),
+    configuration: ClientConfiguration(
+        clientID: "Iv1.abc", clientSecret: secret,
+        redirectURI: URL(string: "http://127.0.0.1:8080/cb")!, scopes: ["read:user"]))
+// snippet.end
+
+// snippet.preset
+// A preset: the provider's server, default scopes, client authentication and quirks.
+// Your configuration wins wherever it says something.
+let keycloak = try await OAuth2Client(
+    preset: try .keycloak(baseURL: URL(string: "https://sso.example.com")!, realm: "main"),
+    configuration: ClientConfiguration(clientID: "worker", clientSecret: secret))
+// snippet.end
+
+// snippet.settings
+// The library's own settings format: the RFCs' registered names.
+let settings = try ClientSettings(data: Data("""
+    {
+      "client_id": "my-cli",
+      "redirect_uris": ["http://127.0.0.1:53682/callback"],
+      "scope": "openid profile offline_access",
+      "issuer": "https://accounts.example.com",
+      "additional_parameters": { "token": { "audience": "https://api.example.com" } }
+    }
+    """.utf8))
+let fromFile = try await OAuth2Client(settings: settings)   // discovers: only an issuer is given
+// snippet.end
+
+// snippet.extras
+var configuration = ClientConfiguration(clientID: "api-client", clientSecret: secret)
+configuration.additionalParameters[.token] = ["audience": "https://api.example.com"]
+configuration.additionalHeaders[.token] = [HTTPField.Name("X-Tenant")!: "acme"]
+// snippet.end
+
+// snippet.interceptor
+// See or change every request before it leaves; observe every response.
+struct RequestID: HTTPInterceptor {
+    func willSend(_ request: inout HTTPRequest, body: inout Data?, kind: RequestKind) async throws {
+        request.headerFields[HTTPField.Name("X-Request-ID")!] = UUID().uuidString
+    }
+}
+
+// AsyncHTTPClient, trusting a private CA (or set SSL_CERT_FILE).
+let tokens = try await AsyncHTTPClientTransport.withTransport(
+    tls: .init(caBundlePath: "/etc/my-company/ca.pem")
+) { transport in
+    let client = try await OAuth2Client.discover(
+        issuer: issuer, configuration: configuration, transport: transport, interceptors: [RequestID()])
+    return try await client.clientCredentials()
+}
+// snippet.end
+// snippet.hide
+_ = (github, keycloak, fromFile, tokens)

@@ -1,0 +1,32 @@
+// A service (a worker, a backend calling another backend): client credentials, no user, no
+// browser; AsyncHTTPClient as the transport; one session that renews its own token.
+
+// snippet.hide
+import Foundation
+import HTTPTypes
+import HTTPTypesFoundation
+import OAuth2
+import OAuth2AsyncHTTPClient
+
+let secret = ProcessInfo.processInfo.environment["CLIENT_SECRET"] ?? ""
+
+// snippet.show
+try await AsyncHTTPClientTransport.withTransport { transport in
+    let client = try await OAuth2Client.discover(
+        issuer: URL(string: "https://login.example.com/realms/main")!,
+        configuration: ClientConfiguration(clientID: "worker", clientSecret: secret, scopes: ["orders.read"]),
+        transport: transport)
+
+    // No sign-in: the session asks for a new token whenever the old one is due or refused.
+    let session = Session(client: client, options: Session.Options(renewal: .clientCredentials()))
+
+    for id in 1...3 {
+        let request = HTTPRequest(method: .get, url: URL(string: "https://orders.example.com/orders/\(id)")!)
+        do {
+            let (response, _) = try await session.perform(request)
+            print(id, response.status)
+        } catch let error as OAuth2Error where error.isTransient {
+            print("try again in \(error.retryAfter ?? 5) s: \(error.code)")   // tokens kept, nothing lost
+        }
+    }
+}

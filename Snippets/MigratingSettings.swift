@@ -1,0 +1,57 @@
+// Porting an app from p2/OAuth2, OktaOidc or AppAuth: their settings read as they are, their
+// calls one by one.
+
+// snippet.hide
+import Foundation
+import HTTPTypes
+import HTTPTypesFoundation
+import OAuth2
+
+let callbackURL = URL(string: "http://127.0.0.1:8080/callback?code=x&state=y")!
+
+// snippet.show
+// snippet.p2Settings
+// p2/OAuth2's settings dictionary, keys unchanged (here as JSON; a property list works too).
+let p2 = try ClientSettings(data: Data("""
+    {
+      "client_id": "my_swift_app",
+      "client_secret": "C7447242",
+      "authorize_uri": "https://github.com/login/oauth/authorize",
+      "token_uri": "https://github.com/login/oauth/access_token",
+      "redirect_uris": ["http://127.0.0.1:8080/callback"],
+      "scope": "user repo:status",
+      "secret_in_body": true,
+      "keychain": false
+    }
+    """.utf8))
+print(p2.format, p2.ignoredKeys)   // p2/OAuth2 ["keychain"]: read, and without effect here
+let github = try await OAuth2Client(settings: p2)
+// snippet.end
+
+// snippet.oktaSettings
+// OktaOidc's Okta.plist, unchanged: discovery from `issuer`, a public client, PKCE.
+let okta = try ClientSettings(contentsOf: URL(fileURLWithPath: "Okta.plist"))
+let client = try await OAuth2Client(settings: okta)
+// snippet.end
+
+// snippet.presets
+// p2's site subclasses (OAuth2CodeGrantFacebook, …) are presets here: plain values.
+let reddit = try await OAuth2Client(
+    preset: .reddit,
+    configuration: ClientConfiguration(clientID: "my-app", redirectURI: URL(string: "http://127.0.0.1:8080/cb")!))
+// snippet.end
+
+// snippet.calls
+let request = try await client.startAuthorization()           // p2 authorizeURL(params:), OIDAuthorizationRequest
+// … open request.url; the redirect comes back as callbackURL …
+let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)   // handleRedirectURL(_:)
+let renewed = try await client.refresh(tokens)                 // OktaOidc renew, AppAuth performTokenRequest
+let me = try await client.userInfo(for: tokens)                // OktaOidc getUser
+let state = try await client.introspect(tokens.accessToken)    // OktaOidc introspect
+try await client.revoke(tokens.accessToken, hint: .accessToken) // OktaOidc revoke
+var api = HTTPRequest(method: .get, url: URL(string: "https://api.github.com/user")!)
+api = try await client.authorize(api, with: renewed)           // p2 request(forURL:)
+print(me.subject, state.active, api)
+// snippet.end
+// snippet.hide
+_ = (github, reddit)

@@ -1,0 +1,88 @@
+// Tests of your own code against OAuth2Testing's embedded OpenID provider: a real server on
+// 127.0.0.1 that signs a configured user in without a page, with failures you script.
+
+// snippet.hide
+import Foundation
+import OAuth2
+import OAuth2Loopback
+import OAuth2Testing
+
+// snippet.show
+// snippet.signIn
+try await TestProvider.withProvider(configuration: .demo) { provider in
+    let client = try await OAuth2Client.discover(
+        issuer: provider.issuer,
+        configuration: ClientConfiguration(
+            clientID: TestProvider.Demo.publicClientID,
+            redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,   // any port: RFC 8252 §7.3
+            scopes: ["openid", "profile", "offline_access"]))
+    let request = try client.authorizationRequest()
+    let callback = try await provider.followRedirect(from: request.url)   // plays the browser
+    let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
+    precondition(tokens.idTokenClaims?.subject == TestProvider.Demo.subject)
+}
+// snippet.end
+
+// snippet.failures
+try await TestProvider.withProvider { provider in
+    let client = try await OAuth2Client.discover(
+        issuer: provider.issuer,
+        configuration: ClientConfiguration(
+            clientID: TestProvider.Demo.confidentialClientID,
+            clientSecret: TestProvider.Demo.confidentialClientSecret,
+            scopes: ["api"]))
+    let session = Session(client: client, options: Session.Options(renewal: .clientCredentials()))
+    _ = try await session.freshAccessToken()
+
+    provider.failNext(.token, with: .status(503, retryAfter: 2))   // the next token request meets a 503
+    provider.resetRequestCounts()
+    do {
+        _ = try await session.refresh()                            // renew now, whatever the expiry
+        preconditionFailure("the 503 should have been thrown")
+    } catch let error as OAuth2Error {
+        precondition(error.isTransient && error.retryAfter == 2)
+    }
+    _ = try await session.refresh()                                // the fault is gone: one more request
+    precondition(provider.requestCount(.token) == 2)
+}
+// snippet.end
+
+// snippet.loopback
+// A whole interactive sign-in, the provider standing in for the browser.
+try await TestProvider.withProvider { provider in
+    let client = try await OAuth2Client.discover(
+        issuer: provider.issuer,
+        configuration: ClientConfiguration(clientID: TestProvider.Demo.publicClientID, scopes: ["openid"]))
+    let signIn = LoopbackSignIn(browser: .custom { url in (try? await provider.openInBrowser(url)) != nil })
+    let tokens = try await signIn.signIn(client: client)
+    precondition(tokens.idToken != nil)
+}
+// snippet.end
+
+// snippet.device
+try await TestProvider.withProvider { provider in
+    let client = try await OAuth2Client.discover(
+        issuer: provider.issuer,
+        configuration: ClientConfiguration(clientID: TestProvider.Demo.publicClientID, scopes: ["openid"]))
+    let authorization = try await client.startDeviceAuthorization()
+    try provider.approveDevice(userCode: authorization.userCode)   // or denyDevice(userCode:)
+    let tokens = try await client.pollDeviceToken(authorization)
+    precondition(provider.isActive(token: tokens.accessToken))
+}
+// snippet.end
+
+// snippet.configuration
+let configuration = TestProvider.Configuration(
+    clients: [
+        TestProvider.Client(id: "app", redirectURIs: [URL(string: "http://127.0.0.1/callback")!]),
+        TestProvider.Client(id: "worker", secret: "s3cret", grantTypes: [.clientCredentials]),
+    ],
+    users: [TestProvider.User(username: "alice", password: "pw", claims: ["email": "alice@example.com"])],
+    autoApprovedUser: "alice",
+    lifetimes: TestProvider.Lifetimes(accessToken: .seconds(2)),
+    signingAlgorithm: .es256,
+    rotatesRefreshTokens: true)
+let provider = try await TestProvider.start(configuration: configuration)
+_ = try provider.rotateKeys()                                      // a new kid: clients must refetch the JWK set
+await provider.shutdown()
+// snippet.end
