@@ -109,12 +109,7 @@ do_start() {
   # Own session, no stdin, lock fd closed: it outlives this script and holds no lock.
   (cd "$SITE" && exec setsid "$VENV/bin/python" manage.py runserver "127.0.0.1:$PORT" --noreload >>"$LOG" 2>&1 </dev/null 9>&-) &
   pid=$!; echo "$pid" >"$PIDFILE"
-  for ((i = 0; i < 200; i++)); do
-    answers && break
-    pid_alive "$pid" || { cat "$LOG" >&2; die "runserver exited at start (log: $LOG)"; }
-    sleep 0.1
-  done
-  answers || { do_stop; die "no answer from $ISS after 20 s (log: $LOG)"; }
+  await_answer "$pid"
   echo "$fp" >"$READY"
   log "started (pid $pid) in $((SECONDS - t0)) s, issuer $ISS"
 }

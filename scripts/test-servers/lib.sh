@@ -233,3 +233,16 @@ already_running() {
   [ -n "$pid" ] && [ "$(cat "$READY" 2>/dev/null)" = "$1" ] && answers || return 1
   log "already running (pid $pid)"
 }
+
+# Waits up to 20 s for the server just started (pid $1) to answer (the calling script's
+# `answers`); dies with its log ($LOG) if the process exits first, stops it (`do_stop`) if it
+# never answers.
+await_answer() {
+  local pid=$1 i
+  for ((i = 0; i < 200; i++)); do
+    answers && return 0
+    pid_alive "$pid" || { cat "$LOG" >&2; die "the server exited at start (log: $LOG)"; }
+    sleep 0.1
+  done
+  answers || { do_stop; die "no answer from $ISS after 20 s (log: $LOG)"; }
+}
