@@ -6,7 +6,7 @@ import NIOHTTP1
 import NIOSSL
 import OAuth2
 
-/// An ``OAuth2/HTTPTransport`` over AsyncHTTPClient (SwiftNIO).
+/// An `HTTPTransport` over AsyncHTTPClient (SwiftNIO).
 ///
 /// Redirects are never followed and the response body is bounded. Server trust can be
 /// narrowed to a private CA: ``TLSOptions/caBundlePath`` names a PEM bundle, and when it is
@@ -15,7 +15,7 @@ import OAuth2
 /// environment (`https_proxy`, `http_proxy`, `no_proxy`…) are used the way curl uses them:
 /// see ``ProxyEnvironment``.
 ///
-/// A transport created with ``init(options:tls:)`` owns its `HTTPClient`: call
+/// A transport created with ``init(options:tls:proxies:environment:)`` owns its `HTTPClient`: call
 /// ``shutdown()`` when done, or use ``withTransport(options:tls:_:)``, which does it for you.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     /// TLS settings.
@@ -48,8 +48,12 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     /// CONNECT tunnel for `https` (by default the proxies of `environment`, read as curl
     /// reads them: see ``ProxyEnvironment``; pass `ProxyEnvironment()` for none).
     ///
-    /// - Parameter environment: where `SSL_CERT_FILE` and the proxy variables are read (the
-    ///   process environment by default).
+    /// - Parameters:
+    ///   - options: timeouts and the response size limit.
+    ///   - tls: the certificate authorities to trust and the lowest TLS version.
+    ///   - proxies: the HTTP proxies to use; `nil` reads them from `environment`.
+    ///   - environment: where `SSL_CERT_FILE` and the proxy variables are read (the
+    ///     process environment by default).
     public init(
         options: TransportOptions = TransportOptions(),
         tls: TLSOptions = TLSOptions(),
@@ -128,7 +132,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         try await client.shutdown()
     }
 
-    /// Sends the request; throws ``OAuth2/OAuth2Error`` with source `.transport` on failure.
+    /// Sends the request; throws `OAuth2Error` with source `.transport` on failure.
     public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
         guard let url = request.url else {
             throw OAuth2Error(.invalidConfiguration, source: .client, message: "The request has no valid URL.")

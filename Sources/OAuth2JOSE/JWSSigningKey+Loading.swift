@@ -85,6 +85,7 @@ extension JWSSigningKey {
     /// (`EC PRIVATE KEY`).
     ///
     /// - Parameters:
+    ///   - pem: the PEM text of the private key.
     ///   - algorithm: the algorithm to sign with; `nil` takes the key type's usual one
     ///     (RS256, ES256/384/512 by curve, EdDSA).
     ///   - keyID: the `kid` to put in headers. Servers that hold several keys of a client

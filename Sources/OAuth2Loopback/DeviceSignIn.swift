@@ -5,8 +5,8 @@ import OAuth2
 /// and a QR code of the complete verification URI, counts down while the client polls,
 /// and returns the tokens.
 ///
-/// The protocol is the core library's (``OAuth2/OAuth2Client/startDeviceAuthorization(scopes:additionalParameters:)``
-/// and ``OAuth2/OAuth2Client/pollDeviceToken(_:clock:progress:)``); this type only
+/// The protocol is the core library's (`OAuth2Client.startDeviceAuthorization(scopes:additionalParameters:)`
+/// and `OAuth2Client.pollDeviceToken(_:clock:progress:)`); this type only
 /// presents it, on ``output`` (standard error by default, so standard output stays free
 /// for a command's result).
 ///
@@ -82,13 +82,14 @@ public struct DeviceSignIn: Sendable {
     /// with a countdown, and returns the tokens.
     ///
     /// - Parameters:
+    ///   - client: the client that requests the device code and polls.
     ///   - scopes: the scopes to ask for (`nil`: the configuration's).
     ///   - additionalParameters: extra parameters of the device authorization request.
     ///   - clock: the clock polling waits on (tests pass one that does not wait).
-    /// - Throws: what ``OAuth2/OAuth2Client/startDeviceAuthorization(scopes:additionalParameters:)``
-    ///   and ``OAuth2/OAuth2Client/pollDeviceToken(_:clock:progress:)`` throw —
-    ///   ``OAuth2/OAuth2Error/Code/accessDenied``, ``OAuth2/OAuth2Error/Code/expiredToken``,
-    ///   ``OAuth2/OAuth2Error/Code/cancelled``…; ``OAuth2/OAuth2Error/Code/timeout`` when
+    /// - Throws: what `OAuth2Client.startDeviceAuthorization(scopes:additionalParameters:)`
+    ///   and `OAuth2Client.pollDeviceToken(_:clock:progress:)` throw —
+    ///   `OAuth2Error.Code.accessDenied`, `OAuth2Error.Code.expiredToken`,
+    ///   `OAuth2Error.Code.cancelled`…; `OAuth2Error.Code.timeout` when
     ///   ``timeout`` passes first.
     public func signIn<C: Clock>(
         client: OAuth2Client,
@@ -103,8 +104,8 @@ public struct DeviceSignIn: Sendable {
     /// Shows the instructions for a device authorization already started, polls with a
     /// countdown, and returns the tokens.
     ///
-    /// - Throws: what ``OAuth2/OAuth2Client/pollDeviceToken(_:clock:progress:)`` throws;
-    ///   ``OAuth2/OAuth2Error/Code/timeout`` when ``timeout`` passes first.
+    /// - Throws: what `OAuth2Client.pollDeviceToken(_:clock:progress:)` throws;
+    ///   `OAuth2Error.Code.timeout` when ``timeout`` passes first.
     public func complete<C: Clock>(
         _ authorization: DeviceAuthorization,
         client: OAuth2Client,

@@ -112,9 +112,9 @@ public final class LoopbackRedirectListener: Sendable {
     ///   - pages: the pages the browser is shown.
     ///   - relaysFragment: serve the fragment relay page and accept its POST (the implicit
     ///     grant only; off by default).
-    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for a path that does not start with
+    /// - Throws: `OAuth2Error.Code.invalidConfiguration` for a path that does not start with
     ///   `/` or has a query or fragment, or a port outside 0…65535;
-    ///   ``OAuth2Error/Code/network`` when the address cannot be bound (the port is in use).
+    ///   `OAuth2Error.Code.network` when the address cannot be bound (the port is in use).
     public static func start(
         host: Host = .ipv4,
         port: Int = 0,
@@ -184,9 +184,9 @@ public final class LoopbackRedirectListener: Sendable {
     ///   - verdict: judges a callback URL (for a relayed fragment: the redirect URI with that
     ///     fragment); the default accepts a URL with a `code`, an `access_token` or an
     ///     `error` and rejects one without any. ``LoopbackSignIn`` checks the `state`.
-    /// - Throws: ``OAuth2Error/Code/timeout`` when `timeout` passes first;
-    ///   ``OAuth2Error/Code/cancelled`` when the task is cancelled or the listener was closed;
-    ///   ``OAuth2Error/Code/invalidRequest`` when another wait is already in progress.
+    /// - Throws: `OAuth2Error.Code.timeout` when `timeout` passes first;
+    ///   `OAuth2Error.Code.cancelled` when the task is cancelled or the listener was closed;
+    ///   `OAuth2Error.Code.invalidRequest` when another wait is already in progress.
     public func waitForCallback(
         timeout: Duration? = nil,
         verdict: @escaping @Sendable (URL) -> Verdict = LoopbackRedirectListener.defaultVerdict

@@ -36,7 +36,7 @@ public enum BrowserChoice: Sendable {
 /// listener's redirect URI (PKCE, `state`, `nonce` as always), opens the browser (or only
 /// prints the URL), waits for the response — a request without this sign-in's `state` is
 /// answered and ignored — and exchanges the code with
-/// ``OAuth2/OAuth2Client/completeAuthorization(callbackURL:request:)``, which checks
+/// `OAuth2Client.completeAuthorization(callbackURL:request:)`, which checks
 /// everything else and verifies the ID token. The listener is closed and its port
 /// released whichever way the sign-in ends.
 public struct LoopbackSignIn: Sendable {
@@ -91,17 +91,17 @@ public struct LoopbackSignIn: Sendable {
     ///   - options: the authorization request's options (scopes, prompt, login hint…);
     ///     `redirectURI` is set to the listener's.
     ///
-    /// The authorization request is made by ``OAuth2/OAuth2Client/startAuthorization(_:)``:
+    /// The authorization request is made by `OAuth2Client.startAuthorization(_:)`:
     /// pushed (PAR) when the server requires it or the configuration asks for it, with
     /// `dpop_jkt` and a signed request object when the configuration has them.
     ///
-    /// - Throws: what ``LoopbackRedirectListener/start(host:port:callbackPath:pages:)`` throws
-    ///   (``OAuth2/OAuth2Error/Code/network`` for a port in use); what
-    ///   ``OAuth2/OAuth2Client/pushAuthorizationRequest(_:)`` throws for a pushed request;
-    ///   ``OAuth2/OAuth2Error/Code/timeout`` when no response came in time;
-    ///   ``OAuth2/OAuth2Error/Code/cancelled`` when the task is cancelled; the provider's
+    /// - Throws: what ``LoopbackRedirectListener/start(host:port:callbackPath:pages:relaysFragment:)`` throws
+    ///   (`OAuth2Error.Code.network` for a port in use); what
+    ///   `OAuth2Client.pushAuthorizationRequest(_:)` throws for a pushed request;
+    ///   `OAuth2Error.Code.timeout` when no response came in time;
+    ///   `OAuth2Error.Code.cancelled` when the task is cancelled; the provider's
     ///   error (`access_denied`…) and everything
-    ///   ``OAuth2/OAuth2Client/completeAuthorization(callbackURL:request:)`` throws.
+    ///   `OAuth2Client.completeAuthorization(callbackURL:request:)` throws.
     public func signIn(client: OAuth2Client, options: AuthorizationOptions = AuthorizationOptions()) async throws -> TokenSet {
         let listener = try await LoopbackRedirectListener.start(host: host, port: port, callbackPath: callbackPath, pages: pages)
         return try await signIn(client: client, options: options, listener: listener)
@@ -113,7 +113,7 @@ public struct LoopbackSignIn: Sendable {
     /// The listener starts first, so that the client is registered with the listener's
     /// redirect URI (`http://127.0.0.1:PORT/callback`, the port it got) unless `client`
     /// names its own redirect URIs; its scopes default to the configuration's. The
-    /// registration is saved in `store` (``OAuth2/TokenStore/saveRegistration(_:issuer:)``)
+    /// registration is saved in `store` (`TokenStore.saveRegistration(_:issuer:)`)
     /// before the browser opens, so that a sign-in that fails later leaves no orphan
     /// credentials behind. With a client id in `configuration`, nothing is registered.
     ///
@@ -125,7 +125,7 @@ public struct LoopbackSignIn: Sendable {
     /// ```
     ///
     /// - Returns: the client that signed in, the registration when one was made, and the tokens.
-    /// - Throws: what ``OAuth2/ClientRegistrar/register(_:initialAccessToken:)`` and the store
+    /// - Throws: what `ClientRegistrar.register(_:initialAccessToken:)` and the store
     ///   throw; as ``signIn(client:options:)``.
     public func signIn(
         registrar: ClientRegistrar,
@@ -175,17 +175,17 @@ public struct LoopbackSignIn: Sendable {
     /// The listener relays the fragment (see ``LoopbackRedirectListener``): the browser
     /// lands on a page whose one inline script posts the fragment back, and the response is
     /// judged like a code flow's — a post without this sign-in's `state` is answered and
-    /// ignored. Then ``OAuth2/OAuth2Client/completeImplicitAuthorization(callbackURL:request:)``
+    /// ignored. Then `OAuth2Client.completeImplicitAuthorization(callbackURL:request:)`
     /// checks everything and verifies the ID token (`nonce` and `at_hash` required).
     ///
     /// - Parameters:
-    ///   - client: the client, with ``OAuth2/ClientConfiguration/allowsImplicitGrant`` set.
+    ///   - client: the client, with `ClientConfiguration.allowsImplicitGrant` set.
     ///   - responseType: `token`, or `id_token token` for an ID token too.
     ///   - options: the request's options; `redirectURI` is set to the listener's.
-    /// - Throws: ``OAuth2/OAuth2Error/Code/invalidConfiguration`` when the configuration does
+    /// - Throws: `OAuth2Error.Code.invalidConfiguration` when the configuration does
     ///   not allow the implicit grant; the listener's errors as for
     ///   ``signIn(client:options:)``; what
-    ///   ``OAuth2/OAuth2Client/completeImplicitAuthorization(callbackURL:request:)`` throws.
+    ///   `OAuth2Client.completeImplicitAuthorization(callbackURL:request:)` throws.
     @available(*, deprecated, message: "The implicit grant is insecure (RFC 9700 §2.1.2): use signIn(client:options:), the authorization code flow with PKCE.")
     public func implicitSignIn(
         client: OAuth2Client, responseType: ImplicitResponseType, options: AuthorizationOptions = AuthorizationOptions()
@@ -231,11 +231,13 @@ public struct LoopbackSignIn: Sendable {
     /// The listener's redirect URI (``host``, ``port``, ``callbackPath``) must be one of the
     /// client's registered post-logout redirect URIs.
     ///
-    /// - Parameter options: the logout request's options (`idTokenHint`…);
-    ///   `postLogoutRedirectURI` is set to the listener's.
-    /// - Throws: ``OAuth2/OAuth2Error/Code/missingEndpoint`` when the provider has no
-    ///   end-session endpoint; ``OAuth2/OAuth2Error/Code/timeout``,
-    ///   ``OAuth2/OAuth2Error/Code/cancelled``, and the listener's errors as for
+    /// - Parameters:
+    ///   - client: the client whose provider session ends.
+    ///   - options: the logout request's options (`idTokenHint`…);
+    ///     `postLogoutRedirectURI` is set to the listener's.
+    /// - Throws: `OAuth2Error.Code.missingEndpoint` when the provider has no
+    ///   end-session endpoint; `OAuth2Error.Code.timeout`,
+    ///   `OAuth2Error.Code.cancelled`, and the listener's errors as for
     ///   ``signIn(client:options:)``.
     public func signOut(client: OAuth2Client, options: EndSessionOptions = EndSessionOptions()) async throws {
         var pages = pages

@@ -70,6 +70,7 @@ public struct TerminalQRCode: Sendable, Hashable {
     /// Encodes `text` (bytes of its UTF-8, mode 8 bit, case kept).
     ///
     /// - Parameters:
+    ///   - text: the text to encode.
     ///   - errorCorrection: the error correction level (``ErrorCorrection/medium`` by default).
     ///   - libraries: the library names or paths to try with `dlopen`, in order.
     /// - Returns: `nil` when libqrencode cannot be loaded from any of `libraries`, or cannot

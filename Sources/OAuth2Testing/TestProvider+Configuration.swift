@@ -161,7 +161,7 @@ extension TestProvider {
         /// Token lifetimes.
         public var lifetimes: Lifetimes
         /// The algorithm of the signing keys (RS256 by default; ES256, PS256, EdDSA… — any
-        /// of ``OAuth2/JWSAlgorithm/asymmetric``).
+        /// of `JWSAlgorithm.asymmetric`).
         public var signingAlgorithm: JWSAlgorithm
         /// A fixed first signing key instead of a generated one (its algorithm wins over
         /// ``signingAlgorithm``). Its `kid` is kept, or set to its RFC 7638 thumbprint.

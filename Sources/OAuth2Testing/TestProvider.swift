@@ -252,7 +252,9 @@ public final class TestProvider: Sendable {
 
     /// Approves a pending device authorization, as the user would on the verification page.
     ///
-    /// - Parameter username: who approves; `nil` for the auto-approved user.
+    /// - Parameters:
+    ///   - userCode: the user code the device authorization response gave.
+    ///   - username: who approves; `nil` for the auto-approved user.
     /// - Throws: ``TestProviderError`` `.unknownUserCode` (unknown or expired code) or
     ///   `.unknownUser`.
     public func approveDevice(userCode: String, as username: String? = nil) throws {

@@ -24,7 +24,13 @@ public struct RequestObject: Sendable {
 
     /// A request object for `parameters`, valid for `lifetime` seconds.
     ///
-    /// - Parameter id: the `jti`; a fresh random one by default.
+    /// - Parameters:
+    ///   - parameters: the authorization parameters, in order.
+    ///   - clientID: `iss`, and `client_id` when the parameters lack it.
+    ///   - audience: `aud`: the authorization server's issuer identifier.
+    ///   - issuedAt: `iat` and `nbf`; now by default.
+    ///   - lifetime: seconds from `issuedAt` to `exp` (300 by default).
+    ///   - id: the `jti`; a fresh random one by default.
     public init(
         parameters: [(String, String)], clientID: String, audience: String, issuedAt: Date = Date(), lifetime: TimeInterval = 300,
         id: String? = nil
@@ -62,7 +68,7 @@ public struct RequestObject: Sendable {
 
     /// The signed object, in compact form; its header holds `typ`, `alg` and the key's `kid`.
     ///
-    /// - Throws: ``JOSEError/Reason/invalidKey`` when signing fails.
+    /// - Throws: `JOSEError.Reason.invalidKey` when signing fails.
     public func signed(with key: JWSSigningKey) throws(JOSEError) -> String {
         try key.sign(claims: claims, header: ["typ": .string(Self.type)])
     }

@@ -27,7 +27,10 @@ extension OAuth2Client {
     /// server's next requests. Nothing else is retried: a refused token is the caller's (or
     /// a ``Session``'s) to renew.
     ///
-    /// - Parameter body: the request body (sent again on the retry).
+    /// - Parameters:
+    ///   - request: the request to send.
+    ///   - body: the request body (sent again on the retry).
+    ///   - tokens: the tokens whose access token authorizes the request.
     /// - Throws: as ``authorize(_:with:)``; transport errors.
     public func perform(_ request: HTTPRequest, body: Data? = nil, with tokens: TokenSet) async throws -> (HTTPResponse, Data) {
         try await send(request, body: body, accessToken: tokens.accessToken, tokenType: tokens.tokenType, kind: .resource)

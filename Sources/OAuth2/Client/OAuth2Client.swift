@@ -145,10 +145,18 @@ public struct OAuth2Client: Sendable {
             metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: DPoPNonceCache())
     }
 
-    /// Discovers the issuer's metadata (see ``Discovery``) and creates a client for it.
+    /// Discovers the issuer's metadata (OpenID Connect Discovery, then RFC 8414) and
+    /// creates a client for it.
     ///
-    /// - Parameter cache: where discovered metadata is kept; concurrent discoveries of one
-    ///   issuer share one fetch.
+    /// - Parameters:
+    ///   - issuer: the issuer identifier; each document's `issuer` must equal it exactly.
+    ///   - configuration: the client's configuration.
+    ///   - transport: what sends the requests.
+    ///   - interceptors: hooks around every request, in order.
+    ///   - logger: where requests and failures are logged.
+    ///   - userAgent: the `User-Agent` sent when a request has none.
+    ///   - cache: where discovered metadata is kept; concurrent discoveries of one
+    ///     issuer share one fetch.
     /// - Throws: ``OAuth2Error/Code/issuerMismatch`` when a document names another issuer;
     ///   ``OAuth2Error/Code/insecureEndpoint``; transport and HTTP errors.
     public static func discover(
@@ -177,7 +185,7 @@ public struct OAuth2Client: Sendable {
     /// The logger this client writes to.
     public var logger: Logger { pipeline.logger }
 
-    /// The deadline set by ``withRequestDeadline(_:operation:)`` for the current task.
+    /// The deadline set by ``withRequestDeadline(_:isolation:operation:)`` for the current task.
     @TaskLocal static var deadlineOverride: Duration?
 
     /// Runs `operation` with every exchange it makes — with any client, sessions included —
@@ -268,8 +276,10 @@ extension OAuth2Client {
     /// a `Bearer` answer is refused with ``OAuth2Error/Code/unboundToken`` unless
     /// ``DPoPOptions/allowsBearerTokens``.
     ///
-    /// - Parameter requestedScopes: the scopes to assume when the response omits `scope`
-    ///   (defaults to the grant's).
+    /// - Parameters:
+    ///   - grant: the grant to send.
+    ///   - requestedScopes: the scopes to assume when the response omits `scope`
+    ///     (defaults to the grant's).
     ///
     /// An ID token in the response is verified (without a nonce: none was sent) before the
     /// tokens are returned; if it fails, the call throws and no token is returned.

@@ -23,7 +23,12 @@ public struct ClientAssertion: Sendable, Hashable {
 
     /// An assertion for `clientID`, addressed to `audience`, valid for `lifetime` seconds.
     ///
-    /// - Parameter id: the `jti`; a fresh random one by default.
+    /// - Parameters:
+    ///   - clientID: `iss` and `sub`: the client id.
+    ///   - audience: `aud`: the authorization server's issuer, or an endpoint.
+    ///   - issuedAt: `iat`; now by default.
+    ///   - lifetime: seconds from `issuedAt` to `exp` (60 by default).
+    ///   - id: the `jti`; a fresh random one by default.
     public init(clientID: String, audience: String, issuedAt: Date = Date(), lifetime: TimeInterval = 60, id: String? = nil) {
         self.clientID = clientID
         self.audience = audience
@@ -43,7 +48,7 @@ public struct ClientAssertion: Sendable, Hashable {
 
     /// The signed assertion, in compact form; its header holds `alg` and the key's `kid`.
     ///
-    /// - Throws: ``JOSEError/Reason/invalidKey`` when signing fails.
+    /// - Throws: `JOSEError.Reason.invalidKey` when signing fails.
     public func signed(with key: JWSSigningKey) throws(JOSEError) -> String {
         try key.sign(claims: claims)
     }

@@ -12,7 +12,7 @@ import Foundation
 /// ```
 public enum AuthorizationServer: Sendable, Hashable, CustomStringConvertible {
     /// Discover the metadata from this issuer (OpenID Connect Discovery, then RFC 8414;
-    /// see ``Discovery``).
+    /// see ``OAuth2Client/discover(issuer:configuration:transport:interceptors:logger:userAgent:cache:)``).
     case issuer(URL)
     /// Use these endpoints as they are; nothing is fetched.
     case metadata(ServerMetadata)

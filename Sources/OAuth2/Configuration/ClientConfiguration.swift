@@ -116,7 +116,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// request, closes its connection and throws ``OAuth2Error/Code/timeout`` (transient).
     /// A server that answers one byte at a time cannot hold a call longer than this.
     /// Default 30 s; one call can set its own with
-    /// ``OAuth2Client/withRequestDeadline(_:operation:)``.
+    /// ``OAuth2Client/withRequestDeadline(_:isolation:operation:)``.
     public var requestDeadline: Duration = ClientConfiguration.defaultRequestDeadline
     /// Which exchanges are repeated after a transient failure (discovery, JWK set,
     /// UserInfo and introspection by default; token requests never), and how often.

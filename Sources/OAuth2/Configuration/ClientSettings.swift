@@ -133,9 +133,11 @@ public struct ClientSettings: Sendable, Decodable, CustomStringConvertible {
 
     /// Reads settings from a JSON or property-list file (told apart by content).
     ///
-    /// - Parameter format: the format, or `nil` to tell it from the keys (OktaOidc's
-    ///   camel-case keys; p2's `authorize_uri`, `token_uri`, `secret_in_body`…; the RFCs'
-    ///   `issuer`, `token_endpoint`…).
+    /// - Parameters:
+    ///   - url: the file to read.
+    ///   - format: the format, or `nil` to tell it from the keys (OktaOidc's
+    ///     camel-case keys; p2's `authorize_uri`, `token_uri`, `secret_in_body`…; the RFCs'
+    ///     `issuer`, `token_endpoint`…).
     /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when the file cannot be read or
     ///   parsed, has an unknown key (naming it), lacks a required one, or holds a value of
     ///   the wrong type; ``OAuth2Error/Code/insecureEndpoint`` for an endpoint that is

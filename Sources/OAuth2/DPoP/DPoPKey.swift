@@ -31,8 +31,8 @@ public struct DPoPKey: Sendable, CustomStringConvertible {
     /// A new random key (ES256 by default; ES384, ES512, EdDSA, PS256/384/512 and RS256/384/512
     /// too — RSA keys are 2048 bits).
     ///
-    /// - Throws: ``JOSEError/Reason/algorithmNotAllowed`` for an HMAC algorithm, `none` or an
-    ///   unknown one; ``JOSEError/Reason/invalidKey`` when key generation fails.
+    /// - Throws: `JOSEError.Reason.algorithmNotAllowed` for an HMAC algorithm, `none` or an
+    ///   unknown one; `JOSEError.Reason.invalidKey` when key generation fails.
     public static func generate(_ algorithm: JWSAlgorithm = .es256) throws(JOSEError) -> DPoPKey {
         guard supportedAlgorithms.contains(algorithm) else {
             throw JOSEError(.algorithmNotAllowed, "DPoP keys cannot use \(algorithm).")
@@ -44,8 +44,8 @@ public struct DPoPKey: Sendable, CustomStringConvertible {
     /// `dpop_signing_alg_values_supported` lists it or says nothing, else the first of
     /// ``supportedAlgorithms`` the server lists.
     ///
-    /// - Throws: ``JOSEError/Reason/algorithmNotAllowed`` when the server lists none of
-    ///   them; ``JOSEError/Reason/invalidKey`` when key generation fails.
+    /// - Throws: `JOSEError.Reason.algorithmNotAllowed` when the server lists none of
+    ///   them; `JOSEError.Reason.invalidKey` when key generation fails.
     public static func generate(for metadata: ServerMetadata) throws(JOSEError) -> DPoPKey {
         guard let listed = metadata.dpopSigningAlgValuesSupported, !listed.isEmpty else { return try generate() }
         guard let algorithm = supportedAlgorithms.first(where: { listed.contains($0.rawValue) }) else {
@@ -56,7 +56,7 @@ public struct DPoPKey: Sendable, CustomStringConvertible {
 
     /// A DPoP key from a signing key (RSA, EC or Ed25519, with the algorithm it signs with).
     ///
-    /// - Throws: ``JOSEError/Reason/algorithmNotAllowed`` for an HMAC key.
+    /// - Throws: `JOSEError.Reason.algorithmNotAllowed` for an HMAC key.
     public init(_ signingKey: JWSSigningKey) throws(JOSEError) {
         guard !signingKey.algorithm.isHMAC, let publicKey = signingKey.publicKey else {
             throw JOSEError(.algorithmNotAllowed, "A DPoP key must be asymmetric.")
@@ -74,8 +74,8 @@ public struct DPoPKey: Sendable, CustomStringConvertible {
 
     /// A key from its private JWK, as ``privateJWK`` wrote it.
     ///
-    /// - Throws: what ``JWSSigningKey/init(jwk:algorithm:keyID:)`` throws;
-    ///   ``JOSEError/Reason/algorithmNotAllowed`` for a symmetric key.
+    /// - Throws: what `JWSSigningKey.init(jwk:algorithm:keyID:)` throws;
+    ///   `JOSEError.Reason.algorithmNotAllowed` for a symmetric key.
     public init(jwk: [String: JSONValue]) throws(JOSEError) {
         try self.init(try JWSSigningKey(jwk: jwk))
     }
@@ -96,7 +96,7 @@ public struct DPoPKey: Sendable, CustomStringConvertible {
     ///     into `ath`; `nil` at the authorization server.
     ///   - nonce: the server's latest `DPoP-Nonce`, if it gave one.
     ///   - issuedAt: `iat`.
-    /// - Throws: ``JOSEError/Reason/invalidKey`` when signing fails.
+    /// - Throws: `JOSEError.Reason.invalidKey` when signing fails.
     public func proof(
         method: HTTPRequest.Method, url: URL, accessToken: String? = nil, nonce: String? = nil, issuedAt: Date = Date()
     ) throws(JOSEError) -> String {
@@ -106,7 +106,7 @@ public struct DPoPKey: Sendable, CustomStringConvertible {
     /// The headers a request needs: `DPoP` with a fresh proof and, when `accessToken` is
     /// given, `Authorization: DPoP <token>`.
     ///
-    /// - Throws: ``JOSEError/Reason/invalidKey`` when signing fails.
+    /// - Throws: `JOSEError.Reason.invalidKey` when signing fails.
     public func headers(
         method: HTTPRequest.Method, url: URL, accessToken: String? = nil, nonce: String? = nil, issuedAt: Date = Date()
     ) throws(JOSEError) -> HTTPFields {
@@ -144,6 +144,12 @@ public struct DPoPProof: Sendable, Hashable {
     /// The proof of one request.
     ///
     /// - Parameters:
+    ///   - method: the request's method (`htm`).
+    ///   - url: the request's URL; `htu` is its normalised form, without query and fragment.
+    ///   - accessToken: the access token sent with the request to a resource server, hashed
+    ///     into `ath`; `nil` at the authorization server.
+    ///   - nonce: the server's latest `DPoP-Nonce`, if it gave one.
+    ///   - issuedAt: `iat`.
     ///   - id: the `jti`; a fresh random one by default.
     public init(
         method: HTTPRequest.Method, url: URL, accessToken: String? = nil, nonce: String? = nil, issuedAt: Date = Date(),
@@ -170,7 +176,7 @@ public struct DPoPProof: Sendable, Hashable {
 
     /// The signed proof, in compact form: header `typ`, `alg` and `jwk`.
     ///
-    /// - Throws: ``JOSEError/Reason/invalidKey`` when signing fails.
+    /// - Throws: `JOSEError.Reason.invalidKey` when signing fails.
     public func signed(with key: DPoPKey) throws(JOSEError) -> String {
         try key.signingKey.sign(claims: claims, header: ["typ": .string(Self.type), "jwk": .object(key.publicJWK)])
     }

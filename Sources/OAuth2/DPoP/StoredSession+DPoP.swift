@@ -8,7 +8,7 @@ extension StoredSession {
     /// ``setDPoPKey(_:)``: a restarted process loads it and keeps its sender-constrained
     /// tokens working.
     ///
-    /// - Throws: ``JOSEError/Reason/invalidKey`` (or another ``JOSEError``) when a key is
+    /// - Throws: `JOSEError.Reason.invalidKey` (or another `JOSEError`) when a key is
     ///   stored but cannot be read.
     public func dpopKey() throws(JOSEError) -> DPoPKey? {
         guard let stored = additionalFields[Self.dpopKeyField], stored != .null else { return nil }

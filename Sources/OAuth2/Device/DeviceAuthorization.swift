@@ -71,6 +71,8 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible {
     /// tight loop.
     ///
     /// - Parameters:
+    ///   - response: the HTTP response.
+    ///   - body: the response body.
     ///   - requestedScopes: the scopes of the request, kept in ``scopes``.
     ///   - sentAt: when the request was sent; `expires_in` counts from then, so the expiry
     ///     errs early rather than late.

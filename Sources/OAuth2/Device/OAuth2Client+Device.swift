@@ -70,6 +70,7 @@ extension OAuth2Client {
     ///   it is verified before the tokens are returned.
     ///
     /// - Parameters:
+    ///   - authorization: the device authorization response to poll for.
     ///   - clock: the clock that measures intervals and the code's lifetime; tests pass a
     ///     clock that does not wait.
     ///   - progress: told what happens (waiting, pending, slow down, retrying), for a

@@ -111,10 +111,10 @@ public struct IDTokenClaims: StandardClaims, Sendable, Hashable {
 
     /// Reads the required claims (`iss`, `sub`, `aud`, `exp`, `iat`) and their types.
     ///
-    /// - Throws: a ``JOSEError`` naming the missing or mistyped claim
-    ///   (``JOSEError/Reason/issuerMismatch``, ``JOSEError/Reason/subjectMismatch``,
-    ///   ``JOSEError/Reason/audienceMismatch``, ``JOSEError/Reason/expired``,
-    ///   ``JOSEError/Reason/issuedAtInvalid``, or ``JOSEError/Reason/invalidClaim``).
+    /// - Throws: a `JOSEError` naming the missing or mistyped claim
+    ///   (`JOSEError.Reason.issuerMismatch`, `JOSEError.Reason.subjectMismatch`,
+    ///   `JOSEError.Reason.audienceMismatch`, `JOSEError.Reason.expired`,
+    ///   `JOSEError.Reason.issuedAtInvalid`, or `JOSEError.Reason.invalidClaim`).
     public init(_ claims: [String: JSONValue]) throws(JOSEError) {
         var members = Members()
         for (slot, name) in Members.names.enumerated() {

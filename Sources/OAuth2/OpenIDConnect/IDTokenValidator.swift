@@ -89,9 +89,12 @@ public struct IDTokenValidator: Sendable {
     /// Creates a validator.
     ///
     /// - Parameters:
+    ///   - issuer: the issuer every ID token must name exactly.
+    ///   - clientID: the client id every ID token must be addressed to.
     ///   - allowedAlgorithms: the algorithms to accept; `none` is removed, and HMAC
     ///     algorithms stay only when a client secret is given.
     ///   - clientSecret: the HMAC key, for HS256/384/512.
+    ///   - options: leeway, trusted audiences, `auth_time`.
     public init(issuer: String, clientID: String, allowedAlgorithms: [JWSAlgorithm], clientSecret: String? = nil, options: IDTokenValidationOptions = IDTokenValidationOptions()) {
         self.issuer = issuer
         self.clientID = clientID
@@ -110,9 +113,13 @@ public struct IDTokenValidator: Sendable {
 
     /// Parses, verifies and validates a compact ID token.
     ///
-    /// - Parameter keys: the provider's JWK set (`nil` if it has none; then only an
-    ///   HMAC-signed token can verify).
-    /// - Throws: ``JOSEError``; ``JOSEError/Reason/keyNotFound`` tells the caller a fresher
+    /// - Parameters:
+    ///   - compact: the ID token in compact serialization.
+    ///   - keys: the provider's JWK set (`nil` if it has none; then only an
+    ///     HMAC-signed token can verify).
+    ///   - expectations: what this token must match (nonce, previous ID token…).
+    ///   - now: the time `exp`, `iat` and `auth_time` are checked against.
+    /// - Throws: `JOSEError`; `JOSEError.Reason.keyNotFound` tells the caller a fresher
     ///   JWK set might help.
     public func validate(_ compact: String, keys: JSONWebKeySet?, expecting expectations: Expectations, now: Date = Date()) throws(JOSEError) -> IDToken {
         try validate(JWS(compact: compact), compact: compact, keys: keys, expecting: expectations, now: now)
@@ -120,7 +127,7 @@ public struct IDTokenValidator: Sendable {
 
     /// Verifies and validates an already parsed ID token.
     ///
-    /// - Throws: ``JOSEError``.
+    /// - Throws: `JOSEError`.
     public func validate(_ jws: JWS, compact: String, keys: JSONWebKeySet?, expecting expectations: Expectations, now: Date = Date()) throws(JOSEError) -> IDToken {
         try verifySignature(jws, keys: keys)
         let claims = try IDTokenClaims(payload: jws.payloadBytes)
@@ -130,8 +137,8 @@ public struct IDTokenValidator: Sendable {
 
     /// Checks `alg` against the allow-list and the signature against the keys.
     ///
-    /// - Throws: ``JOSEError/Reason/algorithmNotAllowed``, ``JOSEError/Reason/keyNotFound``
-    ///   or ``JOSEError/Reason/signatureInvalid``.
+    /// - Throws: `JOSEError.Reason.algorithmNotAllowed`, `JOSEError.Reason.keyNotFound`
+    ///   or `JOSEError.Reason.signatureInvalid`.
     public func verifySignature(_ jws: JWS, keys: JSONWebKeySet?) throws(JOSEError) {
         if let failure = signatureFailure(jws, keys: keys) { throw failure }
     }
@@ -162,7 +169,7 @@ public struct IDTokenValidator: Sendable {
 
     /// The claim checks of OIDC Core §3.1.3.7 (and §12.2 on refresh).
     ///
-    /// - Throws: ``JOSEError`` naming the first failed check.
+    /// - Throws: `JOSEError` naming the first failed check.
     public func check(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, expecting expectations: Expectations, now: Date = Date()) throws(JOSEError) {
         let leeway = options.leeway
         guard !issuer.isEmpty else {

@@ -8,7 +8,7 @@ extension OAuth2Client {
     /// (the provider rotated its keys), the set is fetched again once (rate-limited) before
     /// the token is refused.
     ///
-    /// - Throws: ``OAuth2Error/Code/invalidIDToken`` with the ``JOSEError`` as
+    /// - Throws: ``OAuth2Error/Code/invalidIDToken`` with the `JOSEError` as
     ///   ``OAuth2Error/underlyingError``; transport errors from fetching the JWK set.
     public func validateIDToken(_ compact: String, expecting expectations: IDTokenValidator.Expectations) async throws -> IDToken {
         let validator = idTokenValidator
@@ -82,7 +82,7 @@ extension OAuth2Client {
     /// Fetches the UserInfo of the user the tokens belong to, and checks that its `sub` is
     /// the ID token's.
     ///
-    /// - Throws: see ``userInfo(accessToken:expectedSubject:)``.
+    /// - Throws: see ``userInfo(accessToken:tokenType:expectedSubject:)``.
     public func userInfo(for tokens: TokenSet) async throws -> UserInfo {
         try await userInfo(accessToken: tokens.accessToken, tokenType: tokens.tokenType, expectedSubject: tokens.idTokenClaims?.subject)
     }
@@ -94,8 +94,11 @@ extension OAuth2Client {
     /// verified like an ID token (algorithms from `userinfo_signing_alg_values_supported`
     /// or the ID-token ones; `iss` and `aud` checked when present).
     ///
-    /// - Parameter expectedSubject: the ID token's `sub`; the answer's must be equal. Pass
-    ///   `nil` only when there is no ID token (plain OAuth).
+    /// - Parameters:
+    ///   - accessToken: the access token to send.
+    ///   - tokenType: its type: `Bearer`, or `DPoP` to send it with a proof.
+    ///   - expectedSubject: the ID token's `sub`; the answer's must be equal. Pass
+    ///     `nil` only when there is no ID token (plain OAuth).
     /// - Throws: ``OAuth2Error/Code/invalidUserInfo`` (wrong `sub`, bad signature,
     ///   malformed); ``OAuth2Error/Code/invalidToken`` when the server refuses the token
     ///   (401 with `WWW-Authenticate`), also when a DPoP-bound token is sent without its

@@ -84,10 +84,13 @@ public struct ClientRegistration: Sendable, Hashable, CustomStringConvertible {
     /// (RFC 7592 §3).
     ///
     /// - Parameters:
+    ///   - response: the HTTP response.
+    ///   - body: the response body.
     ///   - endpoint: the URL the request went to; a `registration_client_uri` must share its
-    ///     origin (scheme, host, port) and obey ``EndpointPolicy``.
+    ///     origin (scheme, host, port) and be HTTPS (or on a loopback host).
     ///   - management: `true` for RFC 7592 requests, where an HTTP 401 without an error
     ///     object means the registration access token was refused (`invalid_token`).
+    ///   - now: the time a `Retry-After` date of an error counts from.
     /// - Throws: the server's error, typed (``OAuth2Error/Code/invalidRedirectURI``,
     ///   ``OAuth2Error/Code/invalidClientMetadata``, ``OAuth2Error/Code/invalidSoftwareStatement``,
     ///   ``OAuth2Error/Code/unapprovedSoftwareStatement``, `invalid_token`…);

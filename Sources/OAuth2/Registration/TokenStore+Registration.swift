@@ -60,7 +60,9 @@ extension TokenStore {
     /// Saves `registration` (replacing the one of the same client id), under the store's
     /// lock for its key.
     ///
-    /// - Parameter issuer: the issuer the client was registered with (``ClientRegistrar/issuer``).
+    /// - Parameters:
+    ///   - registration: the registration to save.
+    ///   - issuer: the issuer the client was registered with (``ClientRegistrar/issuer``).
     public func saveRegistration(_ registration: ClientRegistration, issuer: String) async throws {
         let record = registration.storedSession(issuer: issuer)
         try await withExclusiveAccess(to: record.key) { try await save(record) }

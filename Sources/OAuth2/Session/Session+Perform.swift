@@ -51,7 +51,9 @@ extension Session {
     /// challenge is answered once with the server's nonce (see
     /// ``OAuth2Client/perform(_:body:with:)``), without renewing the token.
     ///
-    /// - Parameter body: the request body, sent again on the retry.
+    /// - Parameters:
+    ///   - request: the request to send.
+    ///   - body: the request body, sent again on the retry.
     /// - Throws: the resource server's error (the challenge's `error`, else
     ///   ``OAuth2Error/Code/invalidToken`` for a 401), with the HTTP status, when the retry
     ///   is refused too; transport errors; otherwise as

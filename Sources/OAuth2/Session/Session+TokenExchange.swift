@@ -18,7 +18,12 @@ extension Session {
     /// }
     /// ```
     ///
-    /// - Parameter actor: an actor token for delegation (RFC 8693 §1.1); `nil` for impersonation.
+    /// - Parameters:
+    ///   - actor: an actor token for delegation (RFC 8693 §1.1); `nil` for impersonation.
+    ///   - resources: `resource`: absolute URIs of the services the token is for.
+    ///   - audiences: `audience`: logical names of the services the token is for.
+    ///   - scopes: `scope`: the scopes asked for; empty sends none.
+    ///   - requestedTokenType: `requested_token_type`: the type wanted; `nil` lets the server choose.
     /// - Throws: as ``freshAccessToken()`` (``OAuth2Error/Code/signInRequired`` without
     ///   tokens), then as ``OAuth2Client/exchangeToken(_:)``.
     public nonisolated func exchange(

@@ -14,7 +14,7 @@ import Darwin
 ///
 /// - **Layout**: the directory is created with mode 0700, each document with mode 0600,
 ///   named after its key (``fileName(for:)``: a readable slug and a hash); the full key is
-///   inside the document. The format is a ``TokenDocument``.
+///   inside the document. The format is the library's versioned token document (JSON).
 /// - **Atomic, durable writes**: a document is written to a temporary file that is
 ///   `fsync`ed and renamed over the old one, then the directory is `fsync`ed. A crash at
 ///   any moment leaves the previous document or the new one, never a mixture, an empty
@@ -174,7 +174,8 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// Removes the document for `key`, whatever it holds; a missing document is not an error.
-    /// Lock files stay (see ``ProcessSharedLock``).
+    /// Lock files stay: deleting one while another process waits on it would let two
+    /// processes in.
     ///
     /// - Throws: ``TokenStoreError/Code/io`` when the file cannot be removed.
     public func remove(_ key: SessionKey) async throws {

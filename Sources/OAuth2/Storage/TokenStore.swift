@@ -67,8 +67,8 @@ public struct StoredSession: Sendable, Hashable, Codable {
 /// Implementations: ``MemoryTokenStore``; ``FileTokenStore`` (a protected directory,
 /// atomic writes, shared by processes through lock files, optionally encrypted);
 /// `SecretServiceTokenStore` in `OAuth2SecretService` (the desktop keyring); and
-/// `KeychainTokenStore` on Apple platforms. All of them keep a session as a
-/// ``TokenDocument``.
+/// `KeychainTokenStore` on Apple platforms. All of them keep a session as the same
+/// versioned JSON document.
 ///
 /// Every method is safe to call concurrently. A store never loses a record: a failed
 /// write leaves the previous one in place. Stores throw ``TokenStoreError``.

@@ -30,7 +30,14 @@ public struct JWTBearerAssertion: Sendable, Hashable {
 
     /// An assertion from `issuer` about `subject` for `audience`, valid for `lifetime` seconds.
     ///
-    /// - Parameter id: the `jti`; a fresh random one by default.
+    /// - Parameters:
+    ///   - issuer: `iss`: who issued the assertion.
+    ///   - subject: `sub`: the principal the token is for.
+    ///   - audience: `aud`: the authorization server's issuer identifier or token endpoint URL.
+    ///   - issuedAt: `iat`; now by default.
+    ///   - lifetime: seconds from `issuedAt` to `exp` (60 by default).
+    ///   - id: the `jti`; a fresh random one by default.
+    ///   - additionalClaims: further claims; they never replace the six above.
     public init(
         issuer: String,
         subject: String,
@@ -64,8 +71,8 @@ public struct JWTBearerAssertion: Sendable, Hashable {
     /// The signed assertion in compact form; its header holds `alg`, `typ` `JWT` and the
     /// key's `kid`.
     ///
-    /// - Throws: ``JOSEError/Reason/invalidKey`` when signing fails;
-    ///   ``JOSEError/Reason/invalidClaim`` for an empty issuer, subject or audience, which
+    /// - Throws: `JOSEError.Reason.invalidKey` when signing fails;
+    ///   `JOSEError.Reason.invalidClaim` for an empty issuer, subject or audience, which
     ///   no server accepts.
     public func signed(with key: JWSSigningKey) throws(JOSEError) -> String {
         guard !issuer.isEmpty, !subject.isEmpty, !audience.isEmpty else {

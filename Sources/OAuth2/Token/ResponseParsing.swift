@@ -268,9 +268,12 @@ extension TokenSet {
     /// Parses a token endpoint response (RFC 6749 §5.1/§5.2).
     ///
     /// - Parameters:
+    ///   - response: the HTTP response.
+    ///   - body: the response body.
     ///   - requestedScopes: the scopes of the request, used when the response omits `scope`.
     ///   - sentAt: when the request was sent; `expires_in` counts from then, so the expiry
     ///     errs early rather than late.
+    ///   - receivedAt: when the response arrived: the tokens' ``TokenSet/issuedAt``.
     /// - Throws: the server's error (typed, also from an HTTP 200 or an empty 4xx body);
     ///   ``OAuth2Error/Code/invalidResponse`` for a body that is neither JSON nor form data,
     ///   a missing `access_token`, or a `token_type` other than Bearer or DPoP.

@@ -12,7 +12,7 @@ struct HTTPPipeline: Sendable {
     var userAgent: String
     var additionalHeaders: [RequestKind: HTTPFields]
     /// The longest one exchange may take — connection, headers, the whole body, and every
-    /// retry — unless ``OAuth2Client/withRequestDeadline(_:operation:)`` says otherwise.
+    /// retry — unless ``OAuth2Client/withRequestDeadline(_:isolation:operation:)`` says otherwise.
     var deadline: Duration = ClientConfiguration.defaultRequestDeadline
     /// Which exchanges are repeated after a transient failure, and how.
     var retryPolicy = RetryPolicy()
