@@ -520,8 +520,8 @@ in_chromium() {
     OAUTH2_BROWSER_LOG="$dir/browser.log" OAUTH2_BROWSER_PAGE_TEXT="$dir/$step.txt" OAUTH2_BROWSER_SCREENSHOT="$dir/$step.png" \
     OAUTH2_BROWSER_USER="${OAUTH2_TEST_USER:-alice}" OAUTH2_BROWSER_PASSWORD="${OAUTH2_TEST_PASSWORD:-alice-pw}" "$@"
   [ "$passed" -gt "$before" ] || { tail -n 5 "$dir/browser.log" 2>/dev/null | sed 's/^/     | browser: /'; return; }
-  # The driver's worker writes the page text just after the tool returned.
-  for _ in $(seq 300); do [ -s "$dir/$step.txt" ] && break; sleep 0.1; done
+  # The driver's worker writes the page text, then the screenshot, just after the tool returned.
+  for _ in $(seq 300); do [ -s "$dir/$step.txt" ] && [ -s "$dir/$step.png" ] && break; sleep 0.1; done
   echo "browser cli-$server-$step" >>"$LOG"
 }
 page() { cat "$ART/cli-$1/$2.txt" 2>/dev/null; }
