@@ -1,9 +1,10 @@
 // A command-line tool: sign the user in through the system browser once, keep the tokens in
-// the desktop keyring (or a private file where there is no keyring), and print a fresh access
-// token on every later run without asking again.
+// the desktop keyring (or a private file where there is no keyring), and authorize every later
+// run's requests without asking again.
 
 // snippet.hide
 import Foundation
+import HTTPTypes
 import OAuth2
 import OAuth2Loopback
 import OAuth2SecretService
@@ -27,4 +28,6 @@ if let restored = try await Session.restore(client: client, store: store) {
     let tokens = try await LoopbackSignIn(timeout: .seconds(300)).signIn(client: client)
     session = try await Session(client: client, tokens: tokens, store: store)
 }
-print(try await session.freshAccessToken())   // renewed with the refresh token when due
+// An authorized request; the token is renewed with the refresh token when due, and never printed.
+let (response, body) = try await session.perform(HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!))
+print(response.status, body.count)
