@@ -14,8 +14,8 @@ func showSignedIn(_ name: String?) {}
 func showSignInButton() {}
 
 // snippet.show
-let client = try await OAuth2Client.discover(
-    issuer: URL(string: "https://accounts.example.com")!,
+let client = try await OAuth2Client(
+    server: .issuer(URL(string: "https://accounts.example.com")!),
     configuration: ClientConfiguration(clientID: "my-editor", scopes: ["openid", "profile", "offline_access"]))
 let store = SecretServiceTokenStore()
 try await store.checkAvailability()   // throws TokenStoreError (.unavailable) without a keyring

@@ -26,7 +26,7 @@ import OAuth2
 ///
 /// ```swift
 /// let listener = try await LoopbackRedirectListener.start()
-/// let request = try client.authorizationRequest(AuthorizationOptions(redirectURI: listener.redirectURI))
+/// let request = try await client.startAuthorization(AuthorizationOptions(redirectURI: listener.redirectURI))
 /// // open request.url in a browser…
 /// let callback = try await listener.waitForCallback(timeout: .seconds(300))
 /// let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)

@@ -97,7 +97,7 @@ public struct LoopbackSignIn: Sendable {
     ///
     /// - Throws: what ``LoopbackRedirectListener/start(host:port:callbackPath:pages:relaysFragment:)`` throws
     ///   (`OAuth2Error.Code.network` for a port in use); what
-    ///   `OAuth2Client.pushAuthorizationRequest(_:)` throws for a pushed request;
+    ///   `OAuth2Client.startAuthorization(_:)` throws;
     ///   `OAuth2Error.Code.timeout` when no response came in time;
     ///   `OAuth2Error.Code.cancelled` when the task is cancelled; the provider's
     ///   error (`access_denied`…) and everything
@@ -118,7 +118,7 @@ public struct LoopbackSignIn: Sendable {
     /// credentials behind. With a client id in `configuration`, nothing is registered.
     ///
     /// ```swift
-    /// let registrar = try await ClientRegistrar.discover(issuer: issuer)
+    /// let registrar = try await ClientRegistrar(server: .issuer(issuer))
     /// let result = try await LoopbackSignIn().signIn(
     ///     registrar: registrar, configuration: ClientConfiguration(clientID: "", scopes: ["openid"]), store: store)
     /// // keep result.registration?.clientID for the next run

@@ -16,7 +16,7 @@ import OAuth2JOSE
 ///         clientID: TestProvider.Demo.publicClientID,
 ///         redirectURI: URL(string: "http://127.0.0.1:8765/callback")!,
 ///         scopes: ["openid", "profile", "offline_access"]))
-/// let request = try client.authorizationRequest()
+/// let request = try await client.startAuthorization()
 /// let callback = try await provider.followRedirect(from: request.url)   // the "browser"
 /// let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
 ///

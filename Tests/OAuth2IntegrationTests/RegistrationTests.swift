@@ -11,7 +11,7 @@ extension Integration {
     /// registration).
     @Suite struct DynamicRegistration {
         static func registrar(_ server: Server) async throws -> ClientRegistrar {
-            let registrar = try await ClientRegistrar.discover(issuer: server.issuer, cache: MetadataCache())
+            let registrar = try await ClientRegistrar(server: .issuer(server.issuer), environment: HTTPEnvironment(metadataCache: MetadataCache()))
             IntegrationLog.record(server.rawValue)
             return registrar
         }
@@ -153,7 +153,7 @@ extension Integration {
         /// that instance with scope `read`, here the cc client's (RFC 7591 §3).
         @Test func glewlwydRegistrationWithAnInitialAccessToken() async throws {
             let issuer = URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_REG_ISSUER", "http://127.0.0.1:4593/api/oidc-reg"))!
-            let registrar = try await ClientRegistrar.discover(issuer: issuer, cache: MetadataCache())
+            let registrar = try await ClientRegistrar(server: .issuer(issuer), environment: HTTPEnvironment(metadataCache: MetadataCache()))
             IntegrationLog.record(Server.glewlwyd.rawValue)
             let metadata = ClientMetadata(redirectURIs: [Server.redirectURI], clientName: "swift-oauth2 with initial token")
             for token in [nil, "not-a-token"] {

@@ -132,7 +132,7 @@ private func endpoints(_ server: AuthorizationServer) -> ServerMetadata? {
              "scope": "read write", "headers": {"X-Tenant": "acme", "Accept": "application/vnd.github.v3+json"},
              "parameters": {"audience": "api"}}
             """#)
-        let client = try await OAuth2Client(settings: settings, transport: transport)
+        let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration, environment: HTTPEnvironment(transport: transport))
         _ = try await client.clientCredentials()
         let sent = try #require(transport.sent.first)
         #expect(sent.request.url == URL(string: "https://as.example.com/token"))
@@ -184,7 +184,7 @@ private func endpoints(_ server: AuthorizationServer) -> ServerMetadata? {
              "scopes": "openid", "login_hint": "username@email.com", "idp": "0oa-idp"}
             """#)
         #expect(settings.configuration.additionalParameters[.authorization] == ["login_hint": "username@email.com", "idp": "0oa-idp"])
-        let client = try OAuth2Client(metadata: Fixtures.metadata, configuration: settings.configuration, transport: StubTransport(json: "{}"))
+        let client = try OAuth2Client(metadata: Fixtures.metadata, configuration: settings.configuration, environment: HTTPEnvironment(transport: StubTransport(json: "{}")))
         let query = URLComponents(url: try client.authorizationRequest().url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         #expect(query.contains(URLQueryItem(name: "login_hint", value: "username@email.com")))
         #expect(query.contains(URLQueryItem(name: "idp", value: "0oa-idp")))

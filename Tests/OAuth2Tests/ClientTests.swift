@@ -84,7 +84,7 @@ private let tokenJSON = #"{"access_token":"at-1","token_type":"Bearer","expires_
         #expect(sent.form["grant_type"] == "client_credentials")
         #expect(sent.form["only"] == nil)
         #expect(sent.request.headerFields[HTTPField.Name("X-Tenant")!] == "acme")
-        #expect(sent.request.headerFields[.userAgent] == OAuth2Client.defaultUserAgent)
+        #expect(sent.request.headerFields[.userAgent] == HTTPEnvironment.defaultUserAgent)
         #expect(sent.request.headerFields[.accept] == "application/json")
     }
 

@@ -44,7 +44,7 @@ import Testing
     }
 
     func discover(_ transport: StubTransport) async throws -> OAuth2Client {
-        try await OAuth2Client.discover(issuer: Self.issuer, configuration: Fixtures.configuration(), transport: transport, cache: MetadataCache())
+        try await OAuth2Client(server: .issuer(Self.issuer), configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: transport, metadataCache: MetadataCache()))
     }
 
     var complete: [String: String] {
@@ -153,7 +153,7 @@ import Testing
     @Test func refusesAnInsecureIssuer() async throws {
         let transport = StubTransport(json: "{}")
         await #expect(throws: OAuth2Error.self) {
-            try await OAuth2Client.discover(issuer: URL(string: "http://as.example.com")!, configuration: Fixtures.configuration(), transport: transport)
+            try await OAuth2Client(server: .issuer(URL(string: "http://as.example.com")!), configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: transport))
         }
         #expect(transport.sent.isEmpty)
     }
@@ -168,12 +168,12 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<10 {
                 group.addTask {
-                    _ = try await OAuth2Client.discover(issuer: Self.issuer, configuration: Fixtures.configuration(), transport: transport, cache: cache)
+                    _ = try await OAuth2Client(server: .issuer(Self.issuer), configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: transport, metadataCache: cache))
                 }
             }
             try await group.waitForAll()
         }
-        _ = try await OAuth2Client.discover(issuer: Self.issuer, configuration: Fixtures.configuration(), transport: transport, cache: cache)
+        _ = try await OAuth2Client(server: .issuer(Self.issuer), configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: transport, metadataCache: cache))
         #expect(transport.sent.count == 1)
     }
 }

@@ -20,7 +20,7 @@ import Testing
         """
 
     static func registrar(_ transport: StubTransport, logger: Logger = Logger(label: "test")) throws -> ClientRegistrar {
-        try ClientRegistrar(metadata: metadata, transport: transport, logger: logger)
+        try ClientRegistrar(metadata: metadata, environment: HTTPEnvironment(transport: transport, logger: logger))
     }
 
     static func json(_ sent: StubTransport.Sent) throws -> [String: JSONValue] {
@@ -127,7 +127,7 @@ import Testing
 
     @Test func noRegistrationEndpointIsMissingEndpoint() async throws {
         let transport = StubTransport(status: 201, json: Self.registered)
-        let registrar = try ClientRegistrar(metadata: Fixtures.metadata, transport: transport)
+        let registrar = try ClientRegistrar(metadata: Fixtures.metadata, environment: HTTPEnvironment(transport: transport))
         do {
             _ = try await registrar.register(ClientMetadata())
             Issue.record("registered without an endpoint")
@@ -138,7 +138,7 @@ import Testing
 
     @Test func aPlainHTTPRegistrationEndpointOffLoopbackIsRefused() {
         let metadata = Fixtures.metadata.filling(from: ServerMetadata(registrationEndpoint: URL(string: "http://as.example.com/register")!))
-        #expect(throws: OAuth2Error.self) { _ = try ClientRegistrar(metadata: metadata, transport: StubTransport(json: "{}")) }
+        #expect(throws: OAuth2Error.self) { _ = try ClientRegistrar(metadata: metadata, environment: HTTPEnvironment(transport: StubTransport(json: "{}"))) }
     }
 
     @Test func aRegistrationWithoutManagementCannotBeRead() async throws {

@@ -85,7 +85,7 @@ struct BenchClient {
         let client = try OAuth2Client(
             metadata: ServerMetadata(issuer: tokenURL, tokenEndpoint: tokenURL),
             configuration: ClientConfiguration(clientID: arguments[1], clientSecret: arguments[2]),
-            transport: transport)
+            environment: HTTPEnvironment(transport: transport))
 
         func run(_ n: Int) async throws {
             if inFlight == 1 {

@@ -10,8 +10,8 @@ import Logging
 /// an immutable `Sendable` value: share it freely between tasks.
 ///
 /// ```swift
-/// let client = try await OAuth2Client.discover(
-///     issuer: URL(string: "https://accounts.example.com")!,
+/// let client = try await OAuth2Client(
+///     server: .issuer(URL(string: "https://accounts.example.com")!),
 ///     configuration: ClientConfiguration(clientID: "cli", clientSecret: "s3cret"))
 /// let tokens = try await client.requestToken(.clientCredentials(scopes: ["read"]))
 /// ```
@@ -91,38 +91,22 @@ public struct OAuth2Client: Sendable {
     /// Whether `other` is this client or an unchanged copy of it (one storage).
     func isSameStorage(as other: OAuth2Client) -> Bool { storage === other.storage }
 
-    /// The `User-Agent` sent when the request has none.
-    public static let defaultUserAgent = "swift-oauth2/0.1"
-
-    /// The logger used when none is given: label `swift-oauth2`.
-    public static var defaultLogger: Logger { Logger(label: "swift-oauth2") }
-
-    /// Creates a client for a server whose metadata you have.
-    ///
-    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for an unusable configuration;
-    ///   ``OAuth2Error/Code/insecureEndpoint`` when an endpoint is neither HTTPS nor on a
-    ///   loopback host.
-    public init(
-        metadata: ServerMetadata,
-        configuration: ClientConfiguration,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent
-    ) throws {
+    /// Creates a client for a server whose metadata you have, synchronously: the package's
+    /// own entry for tests and tools that build metadata by hand.
+    /// ``init(server:configuration:environment:)`` is the public way.
+    #if URLSession
+    package init(metadata: ServerMetadata, configuration: ClientConfiguration, environment: HTTPEnvironment = HTTPEnvironment()) throws(OAuth2Error) {
         try self.init(
-            metadata: metadata,
-            configuration: configuration,
-            pipeline: HTTPPipeline(
-                transport: transport,
-                interceptors: interceptors,
-                logger: logger,
-                userAgent: userAgent,
-                additionalHeaders: configuration.additionalHeaders
-            ).configured(by: configuration),
-            now: { Date() }
-        )
+            metadata: metadata, configuration: configuration,
+            pipeline: environment.pipeline().configured(by: configuration), now: { Date() })
     }
+    #else
+    package init(metadata: ServerMetadata, configuration: ClientConfiguration, environment: HTTPEnvironment) throws(OAuth2Error) {
+        try self.init(
+            metadata: metadata, configuration: configuration,
+            pipeline: environment.pipeline().configured(by: configuration), now: { Date() })
+    }
+    #endif
 
     init(
         metadata: ServerMetadata,
@@ -143,43 +127,6 @@ public struct OAuth2Client: Sendable {
         }
         storage = Storage(
             metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: DPoPNonceCache())
-    }
-
-    /// Discovers the issuer's metadata (OpenID Connect Discovery, then RFC 8414) and
-    /// creates a client for it.
-    ///
-    /// - Parameters:
-    ///   - issuer: the issuer identifier; each document's `issuer` must equal it exactly.
-    ///   - configuration: the client's configuration.
-    ///   - transport: what sends the requests.
-    ///   - interceptors: hooks around every request, in order.
-    ///   - logger: where requests and failures are logged.
-    ///   - userAgent: the `User-Agent` sent when a request has none.
-    ///   - cache: where discovered metadata is kept; concurrent discoveries of one
-    ///     issuer share one fetch.
-    /// - Throws: ``OAuth2Error/Code/issuerMismatch`` when a document names another issuer;
-    ///   ``OAuth2Error/Code/insecureEndpoint``; transport and HTTP errors.
-    public static func discover(
-        issuer: URL,
-        configuration: ClientConfiguration,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent,
-        cache: MetadataCache = .shared
-    ) async throws -> OAuth2Client {
-        let pipeline = HTTPPipeline(
-            transport: transport,
-            interceptors: interceptors,
-            logger: logger,
-            userAgent: userAgent,
-            additionalHeaders: configuration.additionalHeaders
-        ).configured(by: configuration)
-        let now: @Sendable () -> Date = { Date() }
-        let metadata = try await cache.metadata(for: issuer) {
-            try await Discovery.fetch(issuer: issuer, pipeline: pipeline, now: now)
-        }
-        return try OAuth2Client(metadata: metadata, configuration: configuration, pipeline: pipeline, now: now)
     }
 
     /// The logger this client writes to.
@@ -221,10 +168,9 @@ extension OAuth2Client {
     /// request object with ``ClientConfiguration/requestObject``.
     ///
     /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when the request must be pushed
-    ///   (the server requires it, or ``ClientConfiguration/usePushedAuthorizationRequests``):
-    ///   use ``startAuthorization(_:)``, which pushes it; ``OAuth2Error/Code/missingEndpoint``;
+    ///   (``startAuthorization(_:)`` pushes it); ``OAuth2Error/Code/missingEndpoint``;
     ///   ``OAuth2Error/Code/insecureEndpoint``.
-    public func authorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) throws
+    package func authorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) throws
         -> AuthorizationRequest
     {
         if pushesAuthorizationRequests {
@@ -345,7 +291,7 @@ extension OAuth2Client {
     ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) — also for an HTTP 400
     ///   without an error object, Glewlwyd's answer — when the refresh token is
     ///   dead.
-    public func refresh(_ tokens: TokenSet, scopes: [String] = []) async throws -> TokenSet {
+    package func refresh(_ tokens: TokenSet, scopes: [String] = []) async throws -> TokenSet {
         guard let refreshToken = tokens.refreshToken else {
             throw OAuth2Error.client(.invalidRequest, "The token set has no refresh token.")
         }
@@ -430,9 +376,8 @@ extension OAuth2Client {
         read: (HTTPResponse, Data, Date) throws -> Answer
     ) async throws -> Answer {
         let key = dpop ? configuration.dpop?.key : nil
-        var nonce = key == nil ? nil : await dpopNonces.nonce(for: url)
-        var retried = false
-        while true {
+        var sentAt = now()
+        let sent = try await sendRetryingDPoPNonce(to: url, dpop: key != nil, kind: kind) { nonce in
             var request = try HTTPRequest.make(method: .post, url: url)
             request.headerFields[.contentType] = "application/x-www-form-urlencoded"
             var parameters = parameters
@@ -442,21 +387,36 @@ extension OAuth2Client {
                 to: &request, parameters: &parameters)
             parameters.appendExtras(configuration.additionalParameters[kind] ?? [:])
             if let key { request.headerFields[.dpop] = try Self.proof(key, method: .post, url: url, nonce: nonce, now: now()) }
-            let body = Data(FormURLEncoding.encode(parameters).utf8)
-            let sentAt = now()
+            sentAt = now()
+            return (request, Data(FormURLEncoding.encode(parameters).utf8))
+        }
+        do {
+            return try read(sent.response, sent.responseBody, sentAt)
+        } catch let error as OAuth2Error {
+            throw error.withholding(HeldSecrets(request: sent.request, body: sent.body))
+        }
+    }
+
+    /// Sends the request `make` builds for a DPoP nonce — the server's latest for `url`
+    /// when `dpop` — and, when the answer refuses the proof for want of a new nonce
+    /// (`use_dpop_nonce` with a `DPoP-Nonce` header, RFC 9449 §8 and §9), once more with the
+    /// nonce it gave: a new request, so a new proof (and client assertion). Every nonce a
+    /// response carries is remembered for the server's next requests.
+    func sendRetryingDPoPNonce(
+        to url: URL, dpop: Bool, kind: RequestKind, _ make: (_ nonce: String?) async throws -> (HTTPRequest, Data?)
+    ) async throws -> (request: HTTPRequest, body: Data?, response: HTTPResponse, responseBody: Data) {
+        var nonce = dpop ? await dpopNonces.nonce(for: url) : nil
+        var retried = false
+        while true {
+            let (request, body) = try await make(nonce)
             let (response, responseBody) = try await pipeline.send(request, body: body, kind: kind)
             // (The cache is an actor: no hop to it for the usual response without a nonce.)
             let fresh = response.headerFields[.dpopNonce] == nil ? nil : await dpopNonces.remember(from: response, for: url)
-            if key != nil, !retried, let fresh, fresh != nonce, Self.asksForDPoPNonce(response, body: responseBody) {
-                nonce = fresh
-                retried = true
-                continue
+            guard dpop, !retried, let fresh, fresh != nonce, Self.asksForDPoPNonce(response, body: responseBody) else {
+                return (request, body, response, responseBody)
             }
-            do {
-                return try read(response, responseBody, sentAt)
-            } catch let error as OAuth2Error {
-                throw error.withholding(HeldSecrets(request: request, body: body))
-            }
+            nonce = fresh
+            retried = true
         }
     }
 

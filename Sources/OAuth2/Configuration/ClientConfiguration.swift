@@ -94,7 +94,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// lifetime, HMAC algorithm).
     public var clientAssertion = ClientAssertionOptions()
     /// DPoP (RFC 9449): when set, every token request (refresh included), pushed
-    /// authorization request and UserInfo or ``OAuth2Client/perform(_:body:with:)`` request
+    /// authorization request and UserInfo or ``Session/perform(_:body:)`` request
     /// carries a proof signed with its key, and authorization requests carry `dpop_jkt`.
     public var dpop: DPoPOptions? = nil
     /// Push authorization requests (RFC 9126) even when the server does not require it.
@@ -211,45 +211,5 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if requestObject != nil { parts.append("requestObject: signed") }
         if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
-    }
-}
-
-/// The rule every endpoint obeys: HTTPS, except on a loopback host (127.0.0.0/8, ::1,
-/// `localhost`), where plain HTTP is allowed for development and native-app redirects.
-package enum EndpointPolicy {
-    /// Throws ``OAuth2Error/Code/insecureEndpoint`` unless `url` may be used as an endpoint.
-    /// - Parameter name: the endpoint's name, for the error message.
-    public static func validate(_ url: URL, name: String) throws(OAuth2Error) {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw .client(.insecureEndpoint, "The \(name) is not an absolute URL.")
-        }
-        if url.fragment != nil {
-            throw .client(.invalidConfiguration, "The \(name) must not have a fragment (RFC 6749 §3.1).")
-        }
-        switch scheme {
-        case "https":
-            return
-        case "http" where isLoopback(host: host):
-            return
-        default:
-            throw .client(
-                .insecureEndpoint,
-                "The \(name) \(Redactor.url(url)) must use HTTPS (plain HTTP is allowed only on loopback hosts)."
-            )
-        }
-    }
-
-    /// `true` for `localhost`, any 127.0.0.0/8 address and `::1`.
-    public static func isLoopback(host rawHost: String) -> Bool {
-        var host = rawHost.lowercased()
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host == "localhost" { return true }
-        if host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { octet in
-            guard let value = UInt8(octet), octet.count <= 3 else { return false }
-            return String(value) == octet || octet == "0"
-        }
     }
 }

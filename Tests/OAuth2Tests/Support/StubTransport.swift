@@ -69,6 +69,6 @@ enum Fixtures {
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = Logger(label: "test")
     ) throws -> OAuth2Client {
-        try OAuth2Client(metadata: metadata, configuration: configuration, transport: transport, interceptors: interceptors, logger: logger)
+        try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport, interceptors: interceptors, logger: logger))
     }
 }
