@@ -322,12 +322,23 @@ import Testing
 
     // MARK: - Persistence
 
+    @Test func aRegistrationRecordOfAnEarlierVersionKeepsItsSecret() async throws {
+        let registration = try await Self.registrar(StubTransport(status: 201, json: Self.registered)).register(Self.fullMetadata)
+        // 0.x kept the secret as the record's own member, beside the registration.
+        var old = registration.storedSession(issuer: Fixtures.issuer)
+        var members = try #require(old.additionalFields[ClientRegistration.storeField]?.objectValue)
+        members["client_secret"] = nil
+        old.additionalFields = [ClientRegistration.storeField: .object(members), "client_secret": "sec-ret"]
+        let read = try ClientRegistration(stored: try TokenDocument(data: try TokenDocument(session: old).encoded()).session)
+        #expect(read == registration)
+    }
+
     @Test func aRegistrationRoundTripsThroughEveryStoreFormat() async throws {
         let transport = StubTransport(status: 201, json: Self.registered)
         let registration = try await Self.registrar(transport).register(Self.fullMetadata)
         let record = registration.storedSession(issuer: Fixtures.issuer)
         #expect(record.key == SessionKey(issuer: Fixtures.issuer, clientID: "c-1", account: ".registration"))
-        #expect(record.clientSecret == "sec-ret")
+        #expect(record.additionalFields[ClientRegistration.storeField]?.objectValue?["client_secret"] == "sec-ret", "the secret is kept with the registration")
         #expect(record.tokens.accessToken == "rat-1")
         // Through the document the persistent stores write.
         let document = try TokenDocument(data: try TokenDocument(session: record).encoded())

@@ -13,7 +13,7 @@ extension Session {
     /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` for any other URL;
     ///   ``OAuth2Error/Code/invalidConfiguration`` for a DPoP-bound token when the session
     ///   has no DPoP key; otherwise as ``freshTokens()``.
-    public nonisolated func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
+    public func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
         try EndpointPolicy.checkTokenDestination(request)
         // The hot path (a fresh Bearer token, benchmarked): no URL to build, no proof, and
         // the header value made once per token, so that the only allocation left is the
@@ -58,7 +58,7 @@ extension Session {
     ///   ``OAuth2Error/Code/invalidToken`` for a 401), with the HTTP status, when the retry
     ///   is refused too; transport errors; otherwise as
     ///   ``authorize(_:)``.
-    public nonisolated func perform(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
+    public func perform(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
         try EndpointPolicy.checkTokenDestination(request)
         let tokens = try await freshTokens()
         let (response, responseBody) = try await client.send(
@@ -79,7 +79,7 @@ extension Session {
     }
 
     /// Whether `response` says the access token was refused, in a way a new token can fix.
-    nonisolated func refusesToken(_ response: HTTPResponse) -> Bool {
+    func refusesToken(_ response: HTTPResponse) -> Bool {
         switch response.status.code {
         case 401:
             // A Bearer/DPoP challenge that names another error (insufficient_scope,

@@ -4,13 +4,10 @@ import Foundation
 /// renewal in flight with everyone waiting for it, the back-off after a transient failure,
 /// the epoch, the DPoP key read from the store, and the event subscribers.
 ///
-/// It lives outside the actor's isolation so that the hot paths never hop onto the actor:
-/// ``Session/freshTokens()`` on a fresh token is one lock and one clock read, and the
-/// 10,000 callers of a burst join and leave the renewal in parallel instead of queueing on
-/// the actor three times each. Every critical section is short and never suspends.
-///
-/// One lock and one allocation for all of it: 100,000 sessions in a process each pay for
-/// one `pthread_mutex_t`, not one `NSLock` per concern.
+/// A lock, not an actor, so that the hot paths never hop: ``Session/freshTokens()`` on a
+/// fresh token is one lock and one clock read, and the callers of a burst join and leave the
+/// renewal in parallel instead of queueing. Every critical section is short and never
+/// suspends. One lock for all of it, not one per concern.
 struct SessionState {
     struct Snapshot: Sendable {
         var tokens: TokenSet

@@ -167,7 +167,7 @@ struct SignOutBatch: Sendable {
 
     func run() async throws -> Outcome {
         let stored = try await store.load(key)
-        let tokens = Renewer.newest(stored?.tokens, memory)
+        let tokens = RenewalAttempt.newest(stored?.tokens, memory)
         var result = SignOutResult(failed: [], errors: [:], endSessionRequest: nil)
         var removed = false
 

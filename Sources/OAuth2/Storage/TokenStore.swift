@@ -35,13 +35,10 @@ public struct StoredSession: Sendable, Hashable, Codable {
     /// The `sub` of the first ID token, which every later ID token must repeat
     /// (OIDC Core §12.2); `nil` without OpenID Connect.
     public var subject: String?
-    /// The client secret, for front ends (the CLI) that keep it with the tokens rather
-    /// than in a plain configuration file.
-    public var clientSecret: String?
     /// When this record was last written.
     public var updatedAt: Date
-    /// Members written by other versions, or by features that store their own state
-    /// (a DPoP key), kept as they are.
+    /// Members written by other versions, or by features and programs that store their own
+    /// state beside the tokens (a DPoP key; the `oauth2` tool's client secret), kept as they are.
     public var additionalFields: [String: JSONValue]
 
     /// Creates a record.
@@ -49,14 +46,12 @@ public struct StoredSession: Sendable, Hashable, Codable {
         key: SessionKey,
         tokens: TokenSet,
         subject: String? = nil,
-        clientSecret: String? = nil,
         updatedAt: Date = Date(),
         additionalFields: [String: JSONValue] = [:]
     ) {
         self.key = key
         self.tokens = tokens
         self.subject = subject
-        self.clientSecret = clientSecret
         self.updatedAt = updatedAt
         self.additionalFields = additionalFields
     }
