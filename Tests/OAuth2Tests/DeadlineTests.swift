@@ -43,7 +43,7 @@ import Testing
         } throws: { error in
             guard let error = error as? OAuth2Error else { return false }
             return error.code == .timeout && error.source == .transport && error.isTransient
-                && error.message?.contains("30 s") == true
+                && error.message?.contains("30 s") == true && error.deadline == .seconds(30)
         }
         #expect(clock.sleeps == [.seconds(30)])
         #expect(transport.cancelled == 1)  // the transport's work was cancelled, not left running

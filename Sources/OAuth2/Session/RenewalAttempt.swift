@@ -46,8 +46,10 @@ struct RenewalAttempt: Sendable {
                     return .unavailable(Session.noTokens)
                 }
                 guard newest.refreshToken != nil else {
-                    return .unavailable(
-                        OAuth2Error(.signInRequired, source: .client, message: "The access token expired and there is no refresh token: sign in again."))
+                    var error = OAuth2Error(
+                        .signInRequired, source: .client, message: "The access token expired and there is no refresh token: sign in again.")
+                    error.signInReason = .noRefreshToken
+                    return .unavailable(error)
                 }
                 do {
                     renewed = try await client.refresh(newest)
@@ -84,7 +86,7 @@ struct RenewalAttempt: Sendable {
 
     /// `sign_in_required`, carrying the server's refusal.
     static func refused(_ error: OAuth2Error) -> OAuth2Error {
-        OAuth2Error(
+        var refused = OAuth2Error(
             .signInRequired,
             source: error.source,
             message: "The server refused the refresh token (\(error.serverCode ?? error.code.rawValue)); the session's tokens were removed: sign in again.",
@@ -92,5 +94,7 @@ struct RenewalAttempt: Sendable {
             statusCode: error.statusCode,
             serverCode: error.serverCode ?? error.code.rawValue,
             underlyingError: error)
+        refused.signInReason = .refreshTokenRefused
+        return refused
     }
 }

@@ -250,6 +250,8 @@ extension Session {
     }
 
     static var noTokens: OAuth2Error {
-        OAuth2Error(.signInRequired, source: .client, message: "The session has no tokens: sign in.")
+        var error = OAuth2Error(.signInRequired, source: .client, message: "The session has no tokens: sign in.")
+        error.signInReason = .noTokens
+        return error
     }
 }

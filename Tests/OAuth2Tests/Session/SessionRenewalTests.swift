@@ -146,6 +146,7 @@ import Testing
             _ = try await empty.freshAccessToken()
         } catch let error as OAuth2Error {
             #expect(error.code == .signInRequired)
+            #expect(error.signInReason == .noTokens)
             #expect(error.requiresReauthorization)
         }
         let noRefresh = try await Session(client: client, tokens: expiredTokens(refreshToken: nil))
@@ -154,6 +155,7 @@ import Testing
             Issue.record("an expired token without a refresh token was renewed")
         } catch let error as OAuth2Error {
             #expect(error.code == .signInRequired)
+            #expect(error.signInReason == .noRefreshToken)
         }
         #expect(noRefresh.tokens?.accessToken == "at-0", "nothing is removed")
         #expect(provider.tokenRequestCount == 0)
