@@ -13,7 +13,7 @@ let package = Package(
         .library(name: "OAuth2JOSE", targets: ["OAuth2JOSE"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
-        .library(name: "OAuth2Loopback", targets: ["OAuth2Loopback"]),
+        .library(name: "OAuth2InteractiveSignIn", targets: ["OAuth2InteractiveSignIn"]),
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
@@ -90,7 +90,7 @@ let package = Package(
         // Interactive sign-in for terminals: the loopback redirect listener (SwiftNIO), the
         // browser launcher, device sign-in with a terminal QR code (libqrencode, loaded at run time).
         .target(
-            name: "OAuth2Loopback",
+            name: "OAuth2InteractiveSignIn",
             dependencies: [
                 "OAuth2",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -127,14 +127,14 @@ let package = Package(
         .executableTarget(
             name: "OAuth2CLI",
             dependencies: [
-                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2Testing",
+                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 // Only to read the transport's errors (ErrorReport): "connection refused",
                 // "DNS lookup failed", "certificate not trusted". Linked already, through
-                // OAuth2AsyncHTTPClient and OAuth2Loopback.
+                // OAuth2AsyncHTTPClient and OAuth2InteractiveSignIn.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -207,8 +207,8 @@ let package = Package(
         // The loopback listener, browser launcher, QR code and device presenter: real sockets,
         // real child processes, no outside server.
         .testTarget(
-            name: "OAuth2LoopbackTests",
-            dependencies: ["OAuth2", "OAuth2Loopback", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            name: "OAuth2InteractiveSignInTests",
+            dependencies: ["OAuth2", "OAuth2InteractiveSignIn", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         // The test provider's own tests, driven by the library's client.
@@ -231,7 +231,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2IntegrationTests",
             dependencies: [
-                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2TestSupport",
+                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings

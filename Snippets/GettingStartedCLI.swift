@@ -6,7 +6,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2SecretService
 
 // snippet.show

@@ -7,7 +7,7 @@ import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2SecretService
 
 func showSignedIn(_ name: String?) {}

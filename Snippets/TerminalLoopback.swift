@@ -4,7 +4,7 @@
 // snippet.hide
 import Foundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 
 let client = try await OAuth2Client(
     server: .issuer(URL(string: "https://accounts.example.com")!),

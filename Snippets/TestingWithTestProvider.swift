@@ -4,7 +4,7 @@
 // snippet.hide
 import Foundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2Testing
 
 // snippet.show

@@ -93,7 +93,7 @@ struct Context {
     /// The issuer's metadata: from the discovery cache on disk when fetched within the hour,
     /// else discovered now (and kept there).
     private func discoveredMetadata(issuer: URL, configuration: ClientConfiguration) async throws -> ServerMetadata {
-        let cache = DiscoveryCache(configDirectory: global.configDirectory)
+        let cache = MetadataFileCache(configDirectory: global.configDirectory)
         if let metadata = cache.metadata(for: issuer) { return metadata }
         let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration, environment: environment)
         cache.save(client.metadata, for: issuer)

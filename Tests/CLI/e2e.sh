@@ -396,7 +396,7 @@ check authgent "exchange without a profile: sign in first (5)" 5 "$BIN" --profil
 echo "== dynamic registration (RFC 7591, RFC 7592)"
 # The registration's client secret as the file store keeps it (the token store, not the profile).
 stored_secret() {
-  jq -r --arg id "$1" 'select(.key.account == ".registration" and .key.client_id == $id) | .session.client_secret' \
+  jq -r --arg id "$1" 'select(.key.account == ".registration" and .key.client_id == $id) | (.session.registration.client_secret // .session.client_secret)' \
     "$OAUTH2_CONFIG_DIR"/tokens/*.json 2>/dev/null | grep -v null | head -n 1
 }
 rm -f "$OAUTH2_E2E_JAR"

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import Testing
 
 extension Integration {

@@ -64,10 +64,10 @@ OIDCPROVIDER_DEBS="curl"
 TLS_DEBS="nginx curl openssl"
 KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 # Not a server: the library the device sign-in's terminal QR code loads at run time (tested by
-# OAuth2LoopbackTests, which scripts/test tells to require it).
+# OAuth2InteractiveSignInTests, which scripts/test tells to require it).
 QR_DEBS="libqrencode4"
 # Not a server: the JavaScript engine that runs the loopback listener's fragment relay script
-# (the implicit grant) in OAuth2LoopbackTests, which scripts/test tells to require it.
+# (the implicit grant) in OAuth2InteractiveSignInTests, which scripts/test tells to require it.
 NODE_DEBS="nodejs"
 # Not a server: the headless browser (Chromium and its WebDriver) that signs in on the servers'
 # real login pages as $BROWSER (Tests/Support/browser/oauth2-browser; chromium.sh installs it

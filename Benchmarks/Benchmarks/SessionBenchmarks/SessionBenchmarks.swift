@@ -153,7 +153,7 @@ let benchmarks: @Sendable () -> Void = {
             let client = try await TokenServer.shared.client()
             let tokens = expiredTokens()
             benchmark.startMeasurement()
-            blackHole(try await client.refresh(tokens))
+            blackHole(try await client.requestToken(.refreshToken(tokens.refreshToken ?? "")))
             benchmark.stopMeasurement()
         },
         setup: { try await TokenServer.shared.start() },

@@ -82,8 +82,8 @@ struct BenchClient {
         }
         let ahcTransport = ahc ? AsyncHTTPClientTransport() : nil
         let transport: any HTTPTransport = ahcTransport ?? URLSessionTransport()
-        let client = try OAuth2Client(
-            metadata: ServerMetadata(issuer: tokenURL, tokenEndpoint: tokenURL),
+        let client = try await OAuth2Client(
+            server: .metadata(ServerMetadata(issuer: tokenURL, tokenEndpoint: tokenURL)),
             configuration: ClientConfiguration(clientID: arguments[1], clientSecret: arguments[2]),
             environment: HTTPEnvironment(transport: transport))
 

@@ -197,7 +197,7 @@ extension OAuth2Client {
     public func exchangeCode(_ response: AuthorizationResponse, request: AuthorizationRequest) async throws -> TokenSet {
         let grant = Grant.authorizationCode(
             code: response.code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
-        let tokens = try await tokenRequest(grant, requestedScopes: request.scopes)
+        let tokens = try await sendGrant(grant, requestedScopes: request.scopes)
         guard tokens.idToken != nil || request.nonce == nil else {
             // OIDC Core §3.1.3.3: a token response to an `openid` request carries an ID token.
             throw OAuth2Error(.invalidIDToken, source: .client, message: "The token response to an OpenID Connect request has no ID token.",
@@ -230,13 +230,13 @@ extension OAuth2Client {
     /// An ID token in the response is verified (without a nonce: none was sent) before the
     /// tokens are returned; if it fails, the call throws and no token is returned.
     public func requestToken(_ grant: Grant, requestedScopes: [String]? = nil) async throws -> TokenSet {
-        let tokens = try await tokenRequest(grant, requestedScopes: requestedScopes)
+        let tokens = try await sendGrant(grant, requestedScopes: requestedScopes)
         try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
         return tokens
     }
 
     /// The token request itself, without ID-token validation.
-    func tokenRequest(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
+    func sendGrant(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
         let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
         var parameters: [(String, String)] = [("grant_type", grant.type)]
         parameters += grant.parameters
@@ -299,7 +299,7 @@ extension OAuth2Client {
         if sentScopes.isEmpty, configuration.quirks.contains(.scopesOnRefresh) { sentScopes = configuration.scopes }
         let refreshed: TokenSet
         do {
-            refreshed = try await tokenRequest(
+            refreshed = try await sendGrant(
                 .refreshToken(refreshToken, scopes: sentScopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
         } catch let error as OAuth2Error where error.inferredFromStatus && error.statusCode == 400 {
             // Glewlwyd answers a revoked, expired or unknown refresh token with an empty 400,

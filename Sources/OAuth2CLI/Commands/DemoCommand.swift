@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HTTPTypes
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2Testing
 
 /// The whole journey against the embedded test provider: nothing to install, nothing

@@ -1,5 +1,5 @@
 import Foundation
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import Testing
 
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 import Foundation
 import OAuth2
 import Testing
-@testable import OAuth2Loopback
+@testable import OAuth2InteractiveSignIn
 
 /// The loopback redirect listener over real sockets.
 @Suite struct LoopbackRedirectListenerTests {

@@ -2,7 +2,7 @@ import Foundation
 import OAuth2
 import OAuth2TestSupport
 import Testing
-@testable import OAuth2Loopback
+@testable import OAuth2InteractiveSignIn
 
 /// `DeviceSignIn`: the presentation of the device flow, against a local provider.
 @Suite struct DeviceSignInTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import OAuth2Loopback
+@testable import OAuth2InteractiveSignIn
 
 /// The terminal QR code: libqrencode loaded at run time, and the half-block rendering.
 @Suite struct TerminalQRCodeTests {

@@ -1,7 +1,7 @@
 import Foundation
 import OAuth2
 import Testing
-@testable import OAuth2Loopback
+@testable import OAuth2InteractiveSignIn
 
 /// `LoopbackSignIn` end to end against a local provider: the "browser" is a closure that
 /// plays the provider's redirect by requesting the listener's redirect URI.

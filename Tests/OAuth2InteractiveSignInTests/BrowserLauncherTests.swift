@@ -5,7 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@testable import OAuth2Loopback
+@testable import OAuth2InteractiveSignIn
 
 /// `$BROWSER` parsing, and launching real child processes.
 @Suite struct BrowserLauncherTests {

@@ -11,7 +11,7 @@ import Foundation
 /// hash of the issuer, holding the document and when it was fetched. An entry older than
 /// ``timeToLive`` (the library's ``MetadataCache`` default, one hour), naming another
 /// issuer, or unreadable is fetched again; a write that fails costs only the next fetch.
-struct DiscoveryCache {
+struct MetadataFileCache {
     let directory: URL
     var timeToLive: TimeInterval = 3600
 

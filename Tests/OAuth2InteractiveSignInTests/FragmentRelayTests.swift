@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 @_spi(Tooling) import OAuth2
 import Testing
-@testable import OAuth2Loopback
+@testable import OAuth2InteractiveSignIn
 
 /// The implicit grant's fragment relay: the page and its one script, the POST it makes, and
 /// the sign-in that completes with it — over real sockets, with node running the page's
