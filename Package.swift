@@ -194,6 +194,19 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2Tests",
+            dependencies: ["OAuth2", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // One test target per library module: the transport over AsyncHTTPClient (its proxy
+        // rules; the transport itself runs in every integration and fault-suite test)…
+        .testTarget(
+            name: "OAuth2AsyncHTTPClientTests",
+            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // …and the keyring store without a keyring (the keyring itself: OAuth2IntegrationTests).
+        .testTarget(
+            name: "OAuth2SecretServiceTests",
             dependencies: ["OAuth2", "OAuth2SecretService", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),

@@ -20,8 +20,8 @@ import Logging
 /// pass through unchanged).
 public struct OAuth2Client: Sendable {
     /// Everything a client holds, in one immutable object that its copies share: a copy of
-    /// a client (each ``Session`` keeps one) is one reference, not some 500 bytes of
-    /// metadata, configuration and transport. Changing the configuration of a copy gives
+    /// a client (each ``Session`` keeps one) is one reference, not a copy of its metadata,
+    /// configuration and transport. Changing the configuration of a copy gives
     /// it a storage of its own.
     final class Storage: Sendable {
         let metadata: ServerMetadata

@@ -38,7 +38,7 @@ public final class Session: Sendable {
         SessionKey(issuer: baseClient.sessionIssuer, clientID: baseClient.configuration.clientID, account: account)
     }
     /// The account within the client. The session keeps only this part of its ``key``: the
-    /// issuer and the client id are its client's (32 bytes less for each session).
+    /// issuer and the client id are its client's.
     let account: String
     /// The client that renews and revokes the tokens. With DPoP, its
     /// ``ClientConfiguration/dpop`` key is the one the session's tokens are bound to: the

@@ -73,8 +73,8 @@ struct SessionState {
     // MARK: what most sessions never have
 
     /// The back-off, the adopted DPoP options and the event subscribers, behind one
-    /// reference that is `nil` while all of them are empty: each session pays 8 bytes for
-    /// them, not 32 (and not the size of an `OAuth2Error` inline). Immutable, so that
+    /// reference that is `nil` while all of them are empty: a session that has none of them
+    /// pays for one reference. Immutable, so that
     /// `SessionState` stays a value; every change makes a new one.
     private(set) var rareParts: RareParts?
 

@@ -72,3 +72,8 @@ enum Fixtures {
         try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport, interceptors: interceptors, logger: logger))
     }
 }
+
+extension StubTransport {
+    /// A plain token response: a Bearer token for a minute, with a refresh token.
+    static let tokenJSON = #"{"access_token":"at-1","token_type":"Bearer","expires_in":60,"refresh_token":"rt-1"}"#
+}
