@@ -83,7 +83,7 @@ let package = Package(
         // libsecret headers; the C target holds only the data layouts, and links nothing.
         .target(
             name: "OAuth2SecretService",
-            dependencies: ["OAuth2", "CSecretServiceShim"],
+            dependencies: ["OAuth2", "OAuth2JOSE", "CSecretServiceShim"],
             swiftSettings: strictSettings
         ),
         .target(name: "CSecretServiceShim"),
@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "OAuth2InteractiveSignIn",
             dependencies: [
-                "OAuth2",
+                "OAuth2", "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -127,7 +127,7 @@ let package = Package(
         .executableTarget(
             name: "OAuth2CLI",
             dependencies: [
-                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
+                "OAuth2", "OAuth2JOSE", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -480,7 +480,7 @@ extension ErrorReport {
             // The library keeps the tokens when a revocation failed, so that a retry can revoke them.
             return "\(step): not done, the tokens were kept because a revocation failed (sign out again to retry)"
         }
-        return "\(step): failed: \(ErrorReport(error, Situation(host: HostRecordingTransport.lastHost.value)).sentence)"
+        return "\(step): failed: \(ErrorReport(error, Situation(host: HostRecordingTransport.lastHost.withLock { $0 })).sentence)"
     }
 
     /// The error of the first step that failed, in the order the steps run: the cause,

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2JOSE
 import OAuth2AsyncHTTPClient
 
 extension Context {
@@ -22,23 +23,11 @@ struct HostRecordingTransport: HTTPTransport {
     init(_ base: any HTTPTransport) { self.base = base }
 
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
-        Self.lastHost.value = request.url.flatMap { url in url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } }
+        let host = request.url.flatMap { url in url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } }
+        Self.lastHost.withLock { $0 = host }
         return try await base.send(request, body: body)
     }
 
     /// The host of the last request sent in this process, if any.
-    static let lastHost = Shared<String?>(nil)
-}
-
-/// A value shared between tasks, behind a lock.
-final class Shared<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
+    static let lastHost = Locked<String?>(nil)
 }

@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import OAuth2JOSE
 @_spi(Tooling) import OAuth2
 
 /// Opens a URL in the user's browser: `$BROWSER` first, then `xdg-open`, then (on macOS)
@@ -255,10 +255,10 @@ private final class Outcome: Sendable {
         var waiter: CheckedContinuation<Bool, Never>?
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = Locked(State())
 
     func finish(_ result: Bool) {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Bool, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard state.result == nil else { return nil }
             state.result = result
             let waiter = state.waiter
@@ -270,7 +270,7 @@ private final class Outcome: Sendable {
 
     func value() async -> Bool {
         await withCheckedContinuation { continuation in
-            let ready = state.withLockedValue { state -> Bool? in
+            let ready = state.withLock { state -> Bool? in
                 if let result = state.result { return result }
                 state.waiter = continuation
                 return nil

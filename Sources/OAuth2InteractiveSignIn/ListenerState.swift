@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import OAuth2JOSE
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -18,11 +18,11 @@ final class ListenerState: Sendable {
         var base: URL?
     }
 
-    private let inner = NIOLockedValueBox(Inner())
+    private let inner = Locked(Inner())
 
     /// Sets the redirect URI callbacks are reported under, and the `Host` values accepted.
     func configure(base: URL, authorities: Set<String>) {
-        inner.withLockedValue {
+        inner.withLock {
             $0.base = base
             $0.allowedAuthorities = authorities
         }
@@ -30,7 +30,7 @@ final class ListenerState: Sendable {
 
     /// `true` when `origin` (an `Origin` header) is this listener's own.
     func isOwnOrigin(_ origin: String) -> Bool {
-        inner.withLockedValue { inner in
+        inner.withLock { inner in
             let lowered = origin.lowercased()
             return lowered.hasPrefix("http://") && inner.allowedAuthorities.contains(String(lowered.dropFirst("http://".count)))
         }
@@ -39,7 +39,7 @@ final class ListenerState: Sendable {
     /// The callback URL for a request target (`/callback?code=…`), on the redirect URI's
     /// origin; `nil` when `authority` (the `Host` header) does not name this listener.
     func callbackURL(authority: String, target: String) -> URL? {
-        let base = inner.withLockedValue { $0.allowedAuthorities.contains(authority.lowercased()) ? $0.base : nil }
+        let base = inner.withLock { $0.allowedAuthorities.contains(authority.lowercased()) ? $0.base : nil }
         guard let base, var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else { return nil }
         components.path = ""
         components.query = nil
@@ -49,14 +49,14 @@ final class ListenerState: Sendable {
 
     /// Records a new connection; `false` when the listener is closed.
     func track(_ channel: any Channel) -> Bool {
-        let accepted = inner.withLockedValue { inner -> Bool in
+        let accepted = inner.withLock { inner -> Bool in
             guard !inner.closed else { return false }
             inner.connections[ObjectIdentifier(channel)] = channel
             return true
         }
         if accepted {
             channel.closeFuture.whenComplete { [weak self] _ in
-                self?.inner.withLockedValue { _ = $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
+                self?.inner.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(channel)) }
             }
         }
         return accepted
@@ -64,7 +64,7 @@ final class ListenerState: Sendable {
 
     /// Hands a callback to the waiter (or queues it); `false` when the listener is closed.
     func deliver(_ callback: PendingCallback) -> Bool {
-        let waiter = inner.withLockedValue { inner -> CheckedContinuation<PendingCallback?, Never>?? in
+        let waiter = inner.withLock { inner -> CheckedContinuation<PendingCallback?, Never>?? in
             guard !inner.closed else { return nil }
             if let waiter = inner.waiter {
                 inner.waiter = nil
@@ -80,7 +80,7 @@ final class ListenerState: Sendable {
 
     /// Marks the one wait as begun; `false` when one already began or the listener is closed.
     func beginWaiting() -> Bool {
-        inner.withLockedValue { inner in
+        inner.withLock { inner in
             guard !inner.waiting, !inner.closed else { return false }
             inner.waiting = true
             return true
@@ -91,7 +91,7 @@ final class ListenerState: Sendable {
     func next() async -> PendingCallback? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<PendingCallback?, Never>) in
-                let immediate = inner.withLockedValue { inner -> PendingCallback?? in
+                let immediate = inner.withLock { inner -> PendingCallback?? in
                     if !inner.queue.isEmpty { return .some(inner.queue.removeFirst()) }
                     if inner.closed || Task.isCancelled { return .some(nil) }
                     inner.waiter = continuation
@@ -100,7 +100,7 @@ final class ListenerState: Sendable {
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
-            inner.withLockedValue { inner in
+            inner.withLock { inner in
                 let waiter = inner.waiter
                 inner.waiter = nil
                 return waiter
@@ -110,7 +110,7 @@ final class ListenerState: Sendable {
 
     /// Closes the state: returns the callbacks nobody judged and the open connections.
     func close() -> ([PendingCallback], [any Channel]) {
-        let (waiter, pending, connections) = inner.withLockedValue { inner in
+        let (waiter, pending, connections) = inner.withLock { inner in
             inner.closed = true
             let result = (inner.waiter, inner.queue, Array(inner.connections.values))
             inner.waiter = nil

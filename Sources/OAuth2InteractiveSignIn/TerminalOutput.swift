@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2JOSE
 
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +43,13 @@ public struct StandardErrorOutput: TerminalOutput {
 /// messages printed above it; on anything else, only the messages are written.
 final class StatusLine: Sendable {
     private let output: any TerminalOutput
-    private let state = LockedStatus()
+    /// The status line's text and whether it is finished.
+    private struct State {
+        var line = ""
+        var finished = false
+    }
+
+    private let state = Locked(State())
 
     init(output: any TerminalOutput) { self.output = output }
 
@@ -74,22 +81,5 @@ final class StatusLine: Sendable {
             state.line = ""
             state.finished = true
         }
-    }
-}
-
-/// The status line's text and whether it is finished, behind a lock.
-final class LockedStatus: @unchecked Sendable {
-    struct State {
-        var line = ""
-        var finished = false
-    }
-
-    private let lock = NSLock()
-    private var value = State()
-
-    func withLock<T>(_ body: (inout State) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }
