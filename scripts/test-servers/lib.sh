@@ -50,7 +50,8 @@ GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 
 # Debian packages each server needs (up.sh installs them all in one apt-get run).
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
-DOT_DEBS="curl openssl"
+# strace: the CLI's end-to-end tests check which threads a cached `oauth2 token` starts.
+DOT_DEBS="curl openssl strace"
 AUTHGENT_DEBS="curl"
 # LemonLDAP::NG 2.16 (portal + FastCGI server behind an nginx of its own). With
 # --no-install-recommends these Recommends must be named: String::Random and IO::String (OIDC
