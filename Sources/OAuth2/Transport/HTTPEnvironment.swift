@@ -47,11 +47,7 @@ public struct HTTPEnvironment: Sendable {
         userAgent: String = HTTPEnvironment.defaultUserAgent,
         metadataCache: MetadataCache = .shared
     ) {
-        self.transport = transport
-        self.interceptors = interceptors
-        self.logger = logger
-        self.userAgent = userAgent
-        self.metadataCache = metadataCache
+        self.init(transport, interceptors, logger, userAgent, metadataCache)
     }
     #else
     /// Creates an environment sending with `transport`.
@@ -62,13 +58,20 @@ public struct HTTPEnvironment: Sendable {
         userAgent: String = HTTPEnvironment.defaultUserAgent,
         metadataCache: MetadataCache = .shared
     ) {
+        self.init(transport, interceptors, logger, userAgent, metadataCache)
+    }
+    #endif
+
+    private init(
+        _ transport: any HTTPTransport, _ interceptors: [any HTTPInterceptor], _ logger: Logger, _ userAgent: String,
+        _ metadataCache: MetadataCache
+    ) {
         self.transport = transport
         self.interceptors = interceptors
         self.logger = logger
         self.userAgent = userAgent
         self.metadataCache = metadataCache
     }
-    #endif
 
     /// The pipeline every exchange of a client or registrar goes through.
     func pipeline(additionalHeaders: [RequestKind: HTTPFields] = [:]) -> HTTPPipeline {
