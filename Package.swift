@@ -167,7 +167,7 @@ let package = Package(
         .target(
             name: "OAuth2TestSupport",
             dependencies: [
-                "OAuth2",
+                "OAuth2", "OAuth2JOSE",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -221,7 +221,7 @@ let package = Package(
         // real child processes, no outside server.
         .testTarget(
             name: "OAuth2InteractiveSignInTests",
-            dependencies: ["OAuth2", "OAuth2InteractiveSignIn", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["OAuth2", "OAuth2JOSE", "OAuth2InteractiveSignIn", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         // The test provider's own tests, driven by the library's client.

@@ -19,8 +19,8 @@ import Testing
 
     @Test func showsTheCodeAndPollsUntilApproved() async throws {
         let base = BaseBox()
-        try await FakeProvider.with(
-            token: { index, _ in [Self.pending, Self.slowDown, Self.pending, FakeProvider.tokens][min(index, 3)] },
+        try await SignInProvider.with(
+            token: { index, _ in [Self.pending, Self.slowDown, Self.pending, SignInProvider.tokens][min(index, 3)] },
             device: { _ in Self.deviceAnswer(base.url!) }
         ) { provider in
             base.url = provider.baseURL
@@ -47,8 +47,8 @@ import Testing
 
     @Test func onATerminalItCountsDownAndDrawsTheQRCode() async throws {
         let base = BaseBox()
-        try await FakeProvider.with(
-            token: { index, _ in index < 2 ? Self.pending : FakeProvider.tokens },
+        try await SignInProvider.with(
+            token: { index, _ in index < 2 ? Self.pending : SignInProvider.tokens },
             device: { _ in Self.deviceAnswer(base.url!) }
         ) { provider in
             base.url = provider.baseURL
@@ -94,7 +94,7 @@ import Testing
 
     @Test func aDenialEndsItTyped() async throws {
         let base = BaseBox()
-        try await FakeProvider.with(
+        try await SignInProvider.with(
             token: { index, _ in index == 0 ? Self.pending : .json(400, #"{"error":"access_denied"}"#) },
             device: { _ in Self.deviceAnswer(base.url!) }
         ) { provider in
@@ -111,7 +111,7 @@ import Testing
     @Test func openBrowserOpensTheCompleteURI() async throws {
         let base = BaseBox()
         let opened = PageBox()
-        try await FakeProvider.with(token: { _, _ in FakeProvider.tokens }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
+        try await SignInProvider.with(token: { _, _ in SignInProvider.tokens }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
             base.url = provider.baseURL
             let presenter = DeviceSignIn(output: CapturedOutput(), browser: .custom { url in
                 opened.url = url
@@ -124,7 +124,7 @@ import Testing
 
     @Test func theTimeoutEndsAWaitThatWouldOutliveIt() async throws {
         let base = BaseBox()
-        try await FakeProvider.with(token: { _, _ in Self.pending }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
+        try await SignInProvider.with(token: { _, _ in Self.pending }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
             base.url = provider.baseURL
             let started = ContinuousClock.now
             do {

@@ -6,10 +6,10 @@ import Testing
 /// `LoopbackSignIn` end to end against a local provider: the "browser" is a closure that
 /// plays the provider's redirect by requesting the listener's redirect URI.
 @Suite struct LoopbackSignInTests {
-    static let accepted = FakeProvider.tokens
+    static let accepted = SignInProvider.tokens
 
     @Test func signsInAndIgnoresStrayAndForgedRequests() async throws {
-        try await FakeProvider.with(token: { _, _ in Self.accepted }) { provider in
+        try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let output = CapturedOutput()
             let statuses = Statuses()
             let signIn = LoopbackSignIn(timeout: .seconds(20), browser: .custom { url in
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func theProvidersErrorEndsTheSignInTyped() async throws {
-        try await FakeProvider.with(token: { _, _ in Self.accepted }) { provider in
+        try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let page = PageBox()
             let signIn = LoopbackSignIn(timeout: .seconds(20), browser: .custom { url in
                 guard let redirect = url.queryValue("redirect_uri").flatMap(URL.init(string:)), let state = url.queryValue("state") else { return false }
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func withoutABrowserTheURLIsPrintedAndTheTimeoutEndsIt() async throws {
-        try await FakeProvider.with(token: { _, _ in Self.accepted }) { provider in
+        try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let output = CapturedOutput()
             let signIn = LoopbackSignIn(port: 0, timeout: .milliseconds(500), browser: .none, output: output)
             do {
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func cancellingTheTaskEndsTheSignIn() async throws {
-        try await FakeProvider.with(token: { _, _ in Self.accepted }) { provider in
+        try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let client = try provider.client()
             let task = Task { try await LoopbackSignIn(timeout: nil, browser: .none, output: CapturedOutput()).signIn(client: client) }
             try await Task.sleep(for: .milliseconds(300))
@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func signOutWaitsForThePostLogoutRedirectWithItsState() async throws {
-        try await FakeProvider.with(token: { _, _ in Self.accepted }) { provider in
+        try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let statuses = Statuses()
             let opened = PageBox()
             let signOut = LoopbackSignIn(callbackPath: "/logged-out", timeout: .seconds(20), browser: .custom { url in
