@@ -167,7 +167,7 @@ let package = Package(
         .target(
             name: "OAuth2TestSupport",
             dependencies: [
-                "OAuth2", "OAuth2JOSE",
+                "OAuth2",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
