@@ -11,6 +11,27 @@ private func metadata(_ preset: ProviderPreset) throws -> ServerMetadata {
 }
 
 @Suite struct ProviderPresetTests {
+    @Test func aPresetAsTheServerCompletesTheConfiguration() async throws {
+        let server = AuthorizationServer.preset(.github)
+        #expect(server.issuer == ProviderPreset.github.server.issuer)
+        #expect(server.description.hasPrefix("preset(github: metadata("))
+        let client = try await OAuth2Client(server: server, configuration: ClientConfiguration(clientID: "c", clientSecret: "s"))
+        #expect(client.metadata == (try metadata(.github)))
+        #expect(client.configuration.quirks == ProviderPreset.github.quirks)
+        #expect(client.configuration.additionalHeaders[.token] == ProviderPreset.github.additionalHeaders[.token])
+        #expect(client.configuration.scopes == ["read:user"], "the preset's scopes, as none were given")
+    }
+
+    @Test func aRebasedPresetServerStaysAPreset() throws {
+        let base = URL(string: "http://127.0.0.1:9/ghe")!
+        guard case .preset(let moved) = try AuthorizationServer.preset(.github).rebased(onto: base) else {
+            Issue.record("rebasing a preset gave another kind of server")
+            return
+        }
+        #expect(moved.name == "github")
+        #expect(try metadata(moved).tokenEndpoint == URL(string: "http://127.0.0.1:9/ghe/login/oauth/access_token"))
+    }
+
     @Test func configurationChoicesWinOverThePreset() {
         var own = ClientConfiguration(clientID: "c", clientSecret: "s", authenticationMethod: .clientSecretBasic, scopes: ["repo"])
         own.additionalParameters[.token] = ["audience": "mine"]
