@@ -14,6 +14,10 @@ extension PostgresTokenStore {
         /// cache off. The cache serves only while this replica's notification listener is
         /// connected, and is emptied whenever it connects or drops.
         public var cacheCapacity: Int
+        /// How long an operation waits for a connection of the pool (the database down,
+        /// unreachable, refusing TLS, or every connection busy) before it throws
+        /// ``PostgresTokenStoreError/Code/connectionFailed``.
+        public var connectionTimeout: Duration
         /// How long ``PostgresTokenStore/withExclusiveAccess(to:_:)`` waits for a session's
         /// lock before it throws ``PostgresTokenStoreError/Code/lockTimeout``.
         public var lockTimeout: Duration
@@ -27,12 +31,14 @@ extension PostgresTokenStore {
         public init(
             schema: String = "oauth2",
             cacheCapacity: Int = 1024,
+            connectionTimeout: Duration = .seconds(10),
             lockTimeout: Duration = .seconds(30),
             listenerReconnectDelay: Duration = .seconds(1),
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.schema = schema
             self.cacheCapacity = cacheCapacity
+            self.connectionTimeout = connectionTimeout
             self.lockTimeout = lockTimeout
             self.listenerReconnectDelay = listenerReconnectDelay
             self.now = now
@@ -93,8 +99,8 @@ extension PostgresTokenStore {
             // With an IP address for the host, the certificate must name that address.
             tlsConfiguration.certificateVerification = .fullVerification
             tls = .require(tlsConfiguration)
-        case let other:
-            throw PostgresTokenStoreError(.invalidConfiguration, "unsupported sslmode \"\(other.prefix(20))\"")
+        default:
+            throw PostgresTokenStoreError(.invalidConfiguration, "unsupported sslmode (disable, require, verify-ca or verify-full)")
         }
         return PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: user, password: password, database: database, tls: tls)

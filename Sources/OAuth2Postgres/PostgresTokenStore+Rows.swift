@@ -139,6 +139,7 @@ extension PostgresTokenStore {
     public func list() async throws -> [SessionKey] {
         let query: PostgresQuery = "SELECT issuer, client_id, account FROM \(unescaped: schema).oauth2_sessions ORDER BY 1, 2, 3"
         if let transaction = currentTransaction {
+            try ensureOpen(transaction.connection, "listing the sessions")
             return try await Self.keys(transaction.connection, query, logger: logger)
         }
         try await migrate()
@@ -243,6 +244,7 @@ extension PostgresTokenStore {
             WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
             """
         var found: (Int64, String, ByteBuffer)?
+        try ensureOpen(connection, "reading the row of \(key)")
         do {
             for try await row in try await connection.query(query, logger: logger).decode((Int64, String, ByteBuffer).self) {
                 found = row
@@ -310,6 +312,7 @@ extension PostgresTokenStore {
                 """
         }
         var written: Int64?
+        try ensureOpen(connection, "writing the row of \(key)")
         do {
             for try await (version, _) in try await connection.query(query, logger: logger).decode((Int64, String?).self) {
                 written = version
@@ -339,6 +342,7 @@ extension PostgresTokenStore {
             SELECT version, pg_notify(\(channel), \(payload))::text FROM gone
             """
         var deleted = false
+        try ensureOpen(connection, "removing the row of \(key)")
         do {
             for try await _ in try await connection.query(query, logger: logger).decode((Int64, String?).self) { deleted = true }
             guard !deleted, expected != nil else { return }
@@ -374,12 +378,22 @@ extension PostgresTokenStore {
         return keys
     }
 
+    /// Throws ``PostgresTokenStoreError/Code/connectionFailed`` when `connection` has closed
+    /// (the server ended it, the network failed). PostgresNIO 1.33.2 never answers a query
+    /// sent on a closed connection, so a transaction whose connection died while its body
+    /// was busy elsewhere must not send one.
+    func ensureOpen(_ connection: PostgresConnection, _ operation: String) throws {
+        if connection.isClosed {
+            throw PostgresTokenStoreError(.connectionFailed, "\(operation) failed: the connection to the database was lost")
+        }
+    }
+
     /// Runs `body` on a connection of the pool, mapping the database's errors.
     func withPooledConnection<T: Sendable>(
         _ operation: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            return try await withLease(body)
         } catch {
             throw PostgresTokenStoreError.mapping(error, during: operation)
         }

@@ -165,8 +165,8 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
     public func migrate() async throws -> [Int] {
         let task = state.withLock { state in
             if let task = state.schemaTask { return task }
-            let task = Task { [client, schema, logger] in
-                try await client.withConnection { connection in
+            let task = Task { [schema, logger] in
+                try await self.withLease { connection in
                     try await StoreSchema.migrate(schema: schema, connection: connection, logger: logger)
                 }
             }
@@ -228,12 +228,19 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
     public func withExclusiveAccess<T: Sendable>(
         to key: SessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
+        // `body` runs in a child task of `withLease`, which ends before this call returns.
+        try await withoutActuallyEscaping(body) { body in
+            try await locked(key, body)
+        }
+    }
+
+    private func locked<T: Sendable>(_ key: SessionKey, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await migrate()
         let lockID = lockID(key)
         let timeout = max(1, configuration.lockTimeout.milliseconds)
         let logger = self.logger
         do {
-            let (value, transaction) = try await client.withConnection { connection -> (T, Transaction) in
+            let (value, transaction) = try await withLease { connection -> (T, Transaction) in
                 var backendPID: Int32 = 0
                 do {
                     try await connection.query("BEGIN", logger: logger)
@@ -251,18 +258,18 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
                     let pid = backendPID
                     _ = try await withTaskCancellationHandler {
                         try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
-                    } onCancel: { [client] in
+                    } onCancel: { [client = self.client] in
                         Task { _ = try? await client.query("SELECT pg_cancel_backend(\(pid))") }
                     }
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                     if Task.isCancelled { throw Failure.body(CancellationError()) }
                     throw Failure.database(error, "taking the lock of \(key)")
                 }
-                metrics.lockWait(ContinuousClock.now - waitStarted)
-                state.withLock { $0.statistics.locks += 1 }
+                self.metrics.lockWait(ContinuousClock.now - waitStarted)
+                self.state.withLock { $0.statistics.locks += 1 }
                 if Task.isCancelled {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                     throw Failure.body(CancellationError())
                 }
                 let transaction = Transaction(store: ObjectIdentifier(self), connection: connection)
@@ -270,11 +277,14 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
                 do {
                     value = try await Self.$transaction.withValue(transaction) { try await body() }
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                     throw Failure.body(error)
                 }
                 do {
+                    try self.ensureOpen(connection, "committing the transaction of \(key)")
                     try await connection.query("COMMIT", logger: logger)
+                } catch let error as PostgresTokenStoreError {
+                    throw Failure.body(error)
                 } catch {
                     throw Failure.database(error, "committing the transaction of \(key)")
                 }
@@ -288,6 +298,34 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
             throw PostgresTokenStoreError.mapping(error, during: operation)
         } catch {
             throw PostgresTokenStoreError.mapping(error, during: "getting a connection for \(key)")
+        }
+    }
+
+    /// Runs `body` on a connection of the pool, waiting at most
+    /// ``Configuration/connectionTimeout`` for one (the pool itself waits for as long as it
+    /// takes, retrying a database that refuses).
+    func withLease<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let leased = Locked(false)
+        let timeout = configuration.connectionTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { [client] in
+                try await client.withConnection { connection in
+                    leased.withLock { $0 = true }
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                if leased.withLock({ $0 }) { return nil }
+                throw PostgresTokenStoreError(.connectionFailed, "no connection to the database within \(timeout)")
+            }
+            while let result = try await group.next() {
+                if let value = result {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw CancellationError()  // unreachable: the first child always answers
         }
     }
 
