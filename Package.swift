@@ -262,6 +262,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Postgres"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
             ],
             exclude: ["Fixtures"],

@@ -1,7 +1,9 @@
 #if Postgres
+import CoreMetrics
 import Foundation
+import MetricsTestKit
 import OAuth2
-import OAuth2Postgres
+@testable import OAuth2Postgres
 import OAuth2Testing
 import Testing
 
@@ -10,9 +12,9 @@ import Testing
 @Suite("PostgresTokenStore: one refresh for the fleet")
 struct FleetRefreshTests {
     static let replicas = 4
-    static let callersPerReplica = 50
+    static let callersPerReplica = 100
 
-    @Test("Replicas × concurrent callers on an expired session: exactly one refresh, every caller gets the new token", arguments: 1...3)
+    @Test("4 replicas × 100 concurrent callers on an expired session: exactly one refresh, every caller gets the new token", arguments: 1...10)
     func oneRefreshForTheFleet(round: Int) async throws {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("fleet")
@@ -37,9 +39,18 @@ struct FleetRefreshTests {
                 }
                 provider.resetRequestCounts()
 
-                let results = try await Self.fleet(schema: schema, ring: ring, provider: provider)
+                let metrics = TestMetrics()
+                let (results, lockedReads) = try await withMetricsFactory(metrics) {
+                    try await Self.fleet(schema: schema, ring: ring, provider: provider)
+                }
 
                 #expect(provider.requestCount(.token) == 1)
+                // Each replica renewed once (single flight inside it), under the lock: one read
+                // of the row each, one write for the fleet (the replica that refreshed).
+                #expect(lockedReads == [1, 1, 1, 1])
+                let dimensions = [("schema", schema)]
+                #expect(metrics.counterTotal(label: "oauth2_postgres_locked_writes_total", dimensions: dimensions) == 1)
+                #expect(try metrics.expectTimer("oauth2_postgres_lock_wait_seconds", dimensions).values.count == Self.replicas)
                 let failures = results.compactMap { if case .failure(let error) = $0 { "\(error)" } else { nil } }
                 #expect(failures.isEmpty, "\(failures.prefix(3))")
                 let accessTokens = Set(results.compactMap { try? $0.get() })
@@ -71,9 +82,11 @@ struct FleetRefreshTests {
 
     /// Starts the replicas, then releases every caller of every replica at once; returns
     /// each caller's access token or error.
-    static func fleet(schema: String, ring: PostgresTokenStore.KeyRing, provider: TestProvider) async throws -> [Result<String, any Error>] {
+    static func fleet(
+        schema: String, ring: PostgresTokenStore.KeyRing, provider: TestProvider
+    ) async throws -> (results: [Result<String, any Error>], lockedReads: [Int]) {
         let start = Gate()
-        return try await withThrowingTaskGroup(of: [Result<String, any Error>].self) { group in
+        return try await withThrowingTaskGroup(of: ([Result<String, any Error>], Int).self) { group in
             for _ in 0..<replicas {
                 group.addTask {
                     let client = try await client(provider)
@@ -81,7 +94,7 @@ struct FleetRefreshTests {
                         try await store.migrate()
                         let session = Session(client: client, store: store)
                         await start.wait()
-                        return await withTaskGroup(of: Result<String, any Error>.self) { callers in
+                        let results = await withTaskGroup(of: Result<String, any Error>.self) { callers in
                             for _ in 0..<callersPerReplica {
                                 callers.addTask {
                                     do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
@@ -89,13 +102,17 @@ struct FleetRefreshTests {
                             }
                             return await callers.reduce(into: []) { $0.append($1) }
                         }
+                        return (results, store.statistics.lockedReads)
                     }
                 }
             }
             // Every replica is up (its listener connected) before any caller runs.
             try await PostgresFixture.eventually("the replicas are ready") { await start.waiting == replicas }
             await start.release()
-            return try await group.reduce(into: []) { $0 += $1 }
+            return try await group.reduce(into: ([], [])) { fleet, replica in
+                fleet.results += replica.0
+                fleet.lockedReads.append(replica.1)
+            }
         }
     }
 }
