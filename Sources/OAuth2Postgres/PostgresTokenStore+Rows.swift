@@ -366,7 +366,7 @@ extension PostgresTokenStore {
         guard !lockIDs.isEmpty else { return }
         let payloads = lockIDs.map(String.init)
         _ = try await withPooledConnection("notifying the replicas") { [logger, channel] connection in
-            try await connection.query("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p", logger: logger)
+            try await connection.run("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p", logger: logger)
         }
     }
 

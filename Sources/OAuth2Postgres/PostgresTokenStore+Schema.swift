@@ -63,11 +63,11 @@ enum StoreSchema {
     /// - Throws: ``PostgresTokenStoreError/Code/unsupportedSchema`` when the database is
     ///   newer than this library.
     static func migrate(schema: String, connection: PostgresConnection, logger: Logger) async throws -> [Int] {
-        try await connection.query("BEGIN", logger: logger)
+        try await connection.run("BEGIN", logger: logger)
         do {
-            try await connection.query("SELECT pg_advisory_xact_lock(\(lockID(schema: schema, name: "migrations")))", logger: logger)
-            try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
-            try await connection.query(
+            try await connection.run("SELECT pg_advisory_xact_lock(\(lockID(schema: schema, name: "migrations")))", logger: logger)
+            try await connection.run("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
+            try await connection.run(
                 """
                 CREATE TABLE IF NOT EXISTS \(unescaped: schema).oauth2_schema_migrations (
                     version integer PRIMARY KEY,
@@ -88,19 +88,19 @@ enum StoreSchema {
             var applied: [Int] = []
             for migration in migrations where migration.version > found {
                 for statement in migration.statements(schema) {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query(
+                try await connection.run(
                     """
                     INSERT INTO \(unescaped: schema).oauth2_schema_migrations (version, description)
                     VALUES (\(migration.version), \(migration.description))
                     """, logger: logger)
                 applied.append(migration.version)
             }
-            try await connection.query("COMMIT", logger: logger)
+            try await connection.run("COMMIT", logger: logger)
             return applied
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            try? await connection.run("ROLLBACK", logger: logger)
             throw error
         }
     }

@@ -243,7 +243,7 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
             let (value, transaction) = try await withLease { connection -> (T, Transaction) in
                 var backendPID: Int32 = 0
                 do {
-                    try await connection.query("BEGIN", logger: logger)
+                    try await connection.run("BEGIN", logger: logger)
                     // `SET LOCAL lock_timeout`, with the value as a parameter.
                     let rows = try await connection.query(
                         "SELECT pg_backend_pid(), set_config('lock_timeout', \(String(timeout) + "ms"), true)", logger: logger)
@@ -257,19 +257,21 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
                     // connection (a query cannot be abandoned on its own connection).
                     let pid = backendPID
                     _ = try await withTaskCancellationHandler {
-                        try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
+                        // Drained: PostgresNIO answers `query` once the row description is
+                        // in, and the lock's wait (and its timeout) comes after it.
+                        try await connection.run("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
                     } onCancel: { [client = self.client] in
                         Task { _ = try? await client.query("SELECT pg_cancel_backend(\(pid))") }
                     }
                 } catch {
-                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
                     if Task.isCancelled { throw Failure.body(CancellationError()) }
                     throw Failure.database(error, "taking the lock of \(key)")
                 }
                 self.metrics.lockWait(ContinuousClock.now - waitStarted)
                 self.state.withLock { $0.statistics.locks += 1 }
                 if Task.isCancelled {
-                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
                     throw Failure.body(CancellationError())
                 }
                 let transaction = Transaction(store: ObjectIdentifier(self), connection: connection)
@@ -277,12 +279,12 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
                 do {
                     value = try await Self.$transaction.withValue(transaction) { try await body() }
                 } catch {
-                    if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
                     throw Failure.body(error)
                 }
                 do {
                     try self.ensureOpen(connection, "committing the transaction of \(key)")
-                    try await connection.query("COMMIT", logger: logger)
+                    try await connection.run("COMMIT", logger: logger)
                 } catch let error as PostgresTokenStoreError {
                     throw Failure.body(error)
                 } catch {
@@ -344,6 +346,15 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
     /// The advisory-lock id of `key` in this store's schema.
     func lockID(_ key: SessionKey) -> Int64 {
         StoreSchema.lockID(schema: schema, issuer: key.issuer, clientID: key.clientID, account: key.account)
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `query` to its end, reading (and dropping) its rows: an error the server sends
+    /// after the first row description — a lock timeout, a cancelled wait — is thrown here,
+    /// not lost.
+    func run(_ query: PostgresQuery, logger: Logger) async throws {
+        for try await _ in try await self.query(query, logger: logger) {}
     }
 }
 

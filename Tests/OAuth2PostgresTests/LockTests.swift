@@ -144,6 +144,42 @@ struct LockTests {
         }
     }
 
+    @Test("A lock not granted within the lock timeout is a transient lockTimeout, and leaves the holder alone")
+    func lockTimeout() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("timeout")
+        try await PostgresFixture.withDatabase(dropping: schema) { _ in
+            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
+                let impatient = try PostgresTokenStore(
+                    postgres: PostgresFixture.clientConfiguration(),
+                    configuration: .init(schema: schema, lockTimeout: .milliseconds(100)), keyRing: ring, logger: PostgresFixture.logger)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await impatient.run() }
+                    defer { group.cancelAll() }
+                    let key = PostgresFixture.key()
+                    try await impatient.migrate()
+                    let holds = Gate()
+                    let gate = Gate()
+                    async let holder: Void = a.withExclusiveAccess(to: key) {
+                        await holds.release()
+                        await gate.wait()
+                        try await a.save(PostgresFixture.session(key, access: "holder"))
+                    }
+                    await holds.wait()
+                    let error = await #expect(throws: PostgresTokenStoreError.self) {
+                        try await impatient.withExclusiveAccess(to: key) { "entered" }
+                    }
+                    #expect(error?.code == .lockTimeout)
+                    #expect(error?.isTransient == true)
+                    await gate.release()
+                    try await holder
+                    #expect(try await impatient.withExclusiveAccess(to: key) { try await impatient.load(key)?.tokens.accessToken } == "holder")
+                }
+            }
+        }
+    }
+
     @Test("A caller cancelled while it waits for the lock stops waiting")
     func cancelledWhileWaiting() async throws {
         IntegrationLog.record()
