@@ -24,7 +24,7 @@ extension PostgresTokenStore {
         /// How long the listener waits before it connects again after losing its connection.
         public var listenerReconnectDelay: Duration
         /// The clock that dates the rows (`updated_at`) and decides which have expired
-        /// (``PostgresTokenStore/removeExpired()``); tests give their own.
+        /// (``PostgresTokenStore/removeExpired(grace:)``); tests give their own.
         public var now: @Sendable () -> Date
 
         /// A configuration; every parameter has a default.

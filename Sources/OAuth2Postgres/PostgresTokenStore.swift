@@ -7,7 +7,7 @@ import OAuth2JOSE
 import PostgresNIO
 import ServiceLifecycle
 
-/// A ``TokenStore`` in PostgreSQL that a fleet of replicas shares, with one refresh for the
+/// A `TokenStore` in PostgreSQL that a fleet of replicas shares, with one refresh for the
 /// whole fleet when a session's token expires.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ import ServiceLifecycle
 /// let session = Session(client: client, store: store, account: user)
 /// ```
 ///
-/// - **One row per ``SessionKey``** in `<schema>.oauth2_sessions`, with a `version` that
+/// - **One row per `SessionKey`** in `<schema>.oauth2_sessions`, with a `version` that
 ///   every write moves on. Inside ``withExclusiveAccess(to:_:)`` a write is a
 ///   compare-and-set on the version the same transaction read: a writer that went around
 ///   the lock makes it throw ``PostgresTokenStoreError/Code/conflict`` instead of being
@@ -32,7 +32,7 @@ import ServiceLifecycle
 /// - **Single flight across replicas**: ``withExclusiveAccess(to:_:)`` is a transaction that
 ///   holds `pg_advisory_xact_lock` on a 64-bit hash of the session key; ``load(_:)``,
 ///   ``save(_:)`` and ``remove(_:)`` called inside it run on that transaction's connection.
-///   A ``Session`` re-reads the row once it holds the lock, so a replica that waited finds
+///   A `Session` re-reads the row once it holds the lock, so a replica that waited finds
 ///   the token another replica renewed, and uses it. A replica that dies holding the lock
 ///   releases it with its connection; the transaction rolls back.
 /// - **Notifications**: every write sends `NOTIFY` on the schema's channel; each replica's

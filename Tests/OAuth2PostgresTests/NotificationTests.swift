@@ -67,6 +67,36 @@ struct NotificationTests {
         }
     }
 
+    @Test("Removing every session of an account on one replica empties it from the other replicas' caches")
+    func signOutEverywhere() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("signout")
+        try await PostgresFixture.withDatabase(dropping: schema) { _ in
+            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
+                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+                    let alice = PostgresFixture.key("alice")
+                    let bob = PostgresFixture.key("bob")
+                    try await b.save(PostgresFixture.session(alice))
+                    try await b.save(PostgresFixture.session(bob))
+                    try await PostgresFixture.eventually("a hears both writes") { a.statistics.notifications == 2 }
+                    #expect(try await a.load(alice) != nil)
+                    #expect(try await a.load(bob) != nil)
+                    #expect(try await a.load(alice) != nil)
+                    #expect(a.statistics.cacheHits == 1)
+
+                    #expect(try await b.removeAll(issuer: alice.issuer, clientID: alice.clientID, account: "alice") == 1)
+                    try await PostgresFixture.eventually("a hears the sign-out") { a.statistics.notifications == 3 }
+                    #expect(try await a.load(alice) == nil)
+                    #expect(try await a.load(bob) != nil)
+                    #expect(try await b.removeAll(issuer: alice.issuer, clientID: alice.clientID) == 1)
+                    try await PostgresFixture.eventually("a hears the second sign-out") { a.statistics.notifications == 4 }
+                    #expect(try await a.load(bob) == nil)
+                }
+            }
+        }
+    }
+
     @Test("With the cache switched off, every load reads the database")
     func cacheOff() async throws {
         IntegrationLog.record()
