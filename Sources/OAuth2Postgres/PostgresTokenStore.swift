@@ -220,6 +220,10 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
     /// not call `withExclusiveAccess` on this store again (that takes a second connection
     /// and waits for itself until ``Configuration/lockTimeout``).
     ///
+    /// When the connection is lost after `body` returned, the call throws only if `body`
+    /// wrote something (those writes are rolled back); a body that wrote nothing, or whose
+    /// writes all failed, keeps its answer.
+    ///
     /// - Throws: what `body` throws, unchanged; ``PostgresTokenStoreError`` with
     ///   ``PostgresTokenStoreError/Code/lockTimeout`` when the lock was not granted in time,
     ///   ``PostgresTokenStoreError/Code/connectionFailed`` when the connection was lost
@@ -285,10 +289,15 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
                 do {
                     try self.ensureOpen(connection, "committing the transaction of \(key)")
                     try await connection.run("COMMIT", logger: logger)
-                } catch let error as PostgresTokenStoreError {
-                    throw Failure.body(error)
                 } catch {
-                    throw Failure.database(error, "committing the transaction of \(key)")
+                    // A transaction that wrote nothing loses nothing with its connection: the
+                    // body's answer stands (a renewal whose save failed keeps its tokens in
+                    // memory that way). One that wrote lost its writes: that is an error.
+                    guard transaction.written.withLock({ $0.isEmpty }) else {
+                        if let error = error as? PostgresTokenStoreError { throw Failure.body(error) }
+                        throw Failure.database(error, "committing the transaction of \(key)")
+                    }
+                    logger.warning("the connection holding the lock of \(key) was lost before the end of a transaction that wrote nothing")
                 }
                 return (value, transaction)
             }
