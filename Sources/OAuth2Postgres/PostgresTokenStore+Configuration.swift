@@ -18,6 +18,10 @@ extension PostgresTokenStore {
         /// unreachable, refusing TLS, or every connection busy) before it throws
         /// ``PostgresTokenStoreError/Code/connectionFailed``.
         public var connectionTimeout: Duration
+        /// How long a read or write of a row (and a commit) may take before it throws
+        /// ``PostgresTokenStoreError/Code/connectionFailed``: a connection that died without
+        /// the client noticing yet never answers.
+        public var queryTimeout: Duration
         /// How long ``PostgresTokenStore/withExclusiveAccess(to:_:)`` waits for a session's
         /// lock before it throws ``PostgresTokenStoreError/Code/lockTimeout``.
         public var lockTimeout: Duration
@@ -32,6 +36,7 @@ extension PostgresTokenStore {
             schema: String = "oauth2",
             cacheCapacity: Int = 1024,
             connectionTimeout: Duration = .seconds(10),
+            queryTimeout: Duration = .seconds(30),
             lockTimeout: Duration = .seconds(30),
             listenerReconnectDelay: Duration = .seconds(1),
             now: @escaping @Sendable () -> Date = { Date() }
@@ -39,6 +44,7 @@ extension PostgresTokenStore {
             self.schema = schema
             self.cacheCapacity = cacheCapacity
             self.connectionTimeout = connectionTimeout
+            self.queryTimeout = queryTimeout
             self.lockTimeout = lockTimeout
             self.listenerReconnectDelay = listenerReconnectDelay
             self.now = now

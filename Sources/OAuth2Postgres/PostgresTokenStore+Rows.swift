@@ -246,8 +246,12 @@ extension PostgresTokenStore {
         var found: (Int64, String, ByteBuffer)?
         try ensureOpen(connection, "reading the row of \(key)")
         do {
-            for try await row in try await connection.query(query, logger: logger).decode((Int64, String, ByteBuffer).self) {
-                found = row
+            found = try await withDeadline("reading the row of \(key)") { [logger] in
+                var found: (Int64, String, ByteBuffer)?
+                for try await row in try await connection.query(query, logger: logger).decode((Int64, String, ByteBuffer).self) {
+                    found = row
+                }
+                return found
             }
         } catch {
             throw PostgresTokenStoreError.mapping(error, during: "reading the row of \(key)")
@@ -314,8 +318,12 @@ extension PostgresTokenStore {
         var written: Int64?
         try ensureOpen(connection, "writing the row of \(key)")
         do {
-            for try await (version, _) in try await connection.query(query, logger: logger).decode((Int64, String?).self) {
-                written = version
+            written = try await withDeadline("writing the row of \(key)") { [logger] in
+                var written: Int64?
+                for try await (version, _) in try await connection.query(query, logger: logger).decode((Int64, String?).self) {
+                    written = version
+                }
+                return written
             }
         } catch {
             throw PostgresTokenStoreError.mapping(error, during: "writing the row of \(key)")
@@ -344,14 +352,22 @@ extension PostgresTokenStore {
         var deleted = false
         try ensureOpen(connection, "removing the row of \(key)")
         do {
-            for try await _ in try await connection.query(query, logger: logger).decode((Int64, String?).self) { deleted = true }
+            deleted = try await withDeadline("removing the row of \(key)") { [logger] in
+                var deleted = false
+                for try await _ in try await connection.query(query, logger: logger).decode((Int64, String?).self) { deleted = true }
+                return deleted
+            }
             guard !deleted, expected != nil else { return }
             // Nothing deleted although the transaction had read a row: is one there now?
             let check: PostgresQuery = """
                 SELECT version FROM \(unescaped: table)
                 WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
                 """
-            for try await _ in try await connection.query(check, logger: logger).decode(Int64.self) { deleted = true }
+            deleted = try await withDeadline("removing the row of \(key)") { [logger] in
+                var found = false
+                for try await _ in try await connection.query(check, logger: logger).decode(Int64.self) { found = true }
+                return found
+            }
         } catch {
             throw PostgresTokenStoreError.mapping(error, during: "removing the row of \(key)")
         }
@@ -385,6 +401,41 @@ extension PostgresTokenStore {
     func ensureOpen(_ connection: PostgresConnection, _ operation: String) throws {
         if connection.isClosed {
             throw PostgresTokenStoreError(.connectionFailed, "\(operation) failed: the connection to the database was lost")
+        }
+    }
+
+    /// Runs `body` (queries on one connection), throwing
+    /// ``PostgresTokenStoreError/Code/connectionFailed`` if it has not answered within
+    /// ``Configuration/queryTimeout``. PostgresNIO 1.33.2 never answers a query written to a
+    /// connection the server has just closed, and does not stop on cancellation: such a
+    /// query is left behind (it ends when its connection is dropped), not waited for.
+    func withDeadline<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = configuration.queryTimeout
+        let pending = Locked<CheckedContinuation<T, any Error>?>(nil)
+        let tasks = Locked<[Task<Void, Never>]>([])
+        let finish: @Sendable (Result<T, any Error>) -> Void = { result in
+            guard let continuation = pending.withLock({ value -> CheckedContinuation<T, any Error>? in
+                defer { value = nil }
+                return value
+            }) else { return }
+            for task in tasks.withLock({ $0 }) { task.cancel() }
+            continuation.resume(with: result)
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                pending.withLock { $0 = continuation }
+                let work = Task {
+                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+                }
+                let timer = Task {
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    finish(.failure(PostgresTokenStoreError(.connectionFailed, "\(operation) failed: no answer from the database within \(timeout)")))
+                }
+                tasks.withLock { $0 = [work, timer] }
+                if pending.withLock({ $0 == nil }) { work.cancel(); timer.cancel() }
+            }
+        } onCancel: {
+            for task in tasks.withLock({ $0 }) { task.cancel() }
         }
     }
 

@@ -288,7 +288,9 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
                 }
                 do {
                     try self.ensureOpen(connection, "committing the transaction of \(key)")
-                    try await connection.run("COMMIT", logger: logger)
+                    try await self.withDeadline("committing the transaction of \(key)") {
+                        try await connection.run("COMMIT", logger: logger)
+                    }
                 } catch {
                     // A transaction that wrote nothing loses nothing with its connection: the
                     // body's answer stands (a renewal whose save failed keeps its tokens in

@@ -51,7 +51,8 @@ enum PostgresFixture {
     ) async throws -> T {
         let store = try PostgresTokenStore(
             postgres: clientConfiguration(),
-            configuration: .init(schema: schema, cacheCapacity: cacheCapacity, listenerReconnectDelay: .milliseconds(50), now: now),
+            configuration: .init(
+                schema: schema, cacheCapacity: cacheCapacity, queryTimeout: .seconds(5), listenerReconnectDelay: .milliseconds(50), now: now),
             keyRing: keyRing, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
