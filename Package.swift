@@ -13,7 +13,7 @@ let package = Package(
         .library(name: "OAuth2JOSE", targets: ["OAuth2JOSE"]),
         .library(name: "OAuth2AsyncHTTPClient", targets: ["OAuth2AsyncHTTPClient"]),
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
-        .library(name: "OAuth2Loopback", targets: ["OAuth2Loopback"]),
+        .library(name: "OAuth2InteractiveSignIn", targets: ["OAuth2InteractiveSignIn"]),
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .library(name: "OAuth2Postgres", targets: ["OAuth2Postgres"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
@@ -90,16 +90,16 @@ let package = Package(
         // libsecret headers; the C target holds only the data layouts, and links nothing.
         .target(
             name: "OAuth2SecretService",
-            dependencies: ["OAuth2", "CSecretServiceShim"],
+            dependencies: ["OAuth2", "OAuth2JOSE", "CSecretServiceShim"],
             swiftSettings: strictSettings
         ),
         .target(name: "CSecretServiceShim"),
         // Interactive sign-in for terminals: the loopback redirect listener (SwiftNIO), the
         // browser launcher, device sign-in with a terminal QR code (libqrencode, loaded at run time).
         .target(
-            name: "OAuth2Loopback",
+            name: "OAuth2InteractiveSignIn",
             dependencies: [
-                "OAuth2",
+                "OAuth2", "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -151,14 +151,14 @@ let package = Package(
         .executableTarget(
             name: "OAuth2CLI",
             dependencies: [
-                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2Testing",
+                "OAuth2", "OAuth2JOSE", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 // Only to read the transport's errors (ErrorReport): "connection refused",
                 // "DNS lookup failed", "certificate not trusted". Linked already, through
-                // OAuth2AsyncHTTPClient and OAuth2Loopback.
+                // OAuth2AsyncHTTPClient and OAuth2InteractiveSignIn.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -218,6 +218,19 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2Tests",
+            dependencies: ["OAuth2", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // One test target per library module: the transport over AsyncHTTPClient (its proxy
+        // rules; the transport itself runs in every integration and fault-suite test)…
+        .testTarget(
+            name: "OAuth2AsyncHTTPClientTests",
+            dependencies: ["OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // …and the keyring store without a keyring (the keyring itself: OAuth2IntegrationTests).
+        .testTarget(
+            name: "OAuth2SecretServiceTests",
             dependencies: ["OAuth2", "OAuth2SecretService", "OAuth2TestSupport"],
             swiftSettings: strictSettings
         ),
@@ -231,8 +244,8 @@ let package = Package(
         // The loopback listener, browser launcher, QR code and device presenter: real sockets,
         // real child processes, no outside server.
         .testTarget(
-            name: "OAuth2LoopbackTests",
-            dependencies: ["OAuth2", "OAuth2Loopback", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            name: "OAuth2InteractiveSignInTests",
+            dependencies: ["OAuth2", "OAuth2JOSE", "OAuth2InteractiveSignIn", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         // The test provider's own tests, driven by the library's client.
@@ -271,7 +284,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2IntegrationTests",
             dependencies: [
-                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2Loopback", "OAuth2TestSupport",
+                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings

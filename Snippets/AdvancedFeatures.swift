@@ -19,13 +19,14 @@ configuration.dpop = DPoPOptions(key: try DPoPKey.generate())   // ES256; or .ge
 configuration.usePushedAuthorizationRequests = true              // PAR even when not required
 configuration.requestObject = RequestObjectOptions()             // JAR: parameters in a signed object
 
-let client = try await OAuth2Client.discover(issuer: issuer, configuration: configuration)
+let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration)
 let request = try await client.startAuthorization()              // pushed; carries dpop_jkt
 // … open request.url, receive callbackURL …
 let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)
 print(tokens.tokenType, tokens.accessTokenKeyThumbprint ?? "")   // DPoP, the key's RFC 7638 thumbprint
-let (response, _) = try await client.perform(
-    HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!), with: tokens)   // with a proof
+let bound = try await Session(client: client, tokens: tokens)
+let (response, _) = try await bound.perform(
+    HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!))   // with a proof
 // snippet.end
 
 // snippet.privateKeyJWT
@@ -50,7 +51,7 @@ let delegated = try await client.jwtBearer(
 
 // snippet.registration
 // Dynamic client registration (RFC 7591) and management (RFC 7592).
-let registrar = try await ClientRegistrar.discover(issuer: issuer)
+let registrar = try await ClientRegistrar(server: .issuer(issuer))
 let registration = try await registrar.register(ClientMetadata(
     redirectURIs: [redirect], grantTypes: ["authorization_code", "refresh_token"],
     clientName: "my tool", scopes: ["openid", "profile"]))

@@ -14,12 +14,12 @@ let issuer = URL(string: "https://login.example.com")!
 // snippet.metadata
 // GitHub publishes no discovery document: give its endpoints. Its form-encoded answers and
 // errors sent with HTTP 200 are understood without a setting.
-let github = try OAuth2Client(
-    metadata: ServerMetadata(
+let github = try await OAuth2Client(
+    server: .metadata(ServerMetadata(
         issuer: URL(string: "https://github.com")!,
         authorizationEndpoint: URL(string: "https://github.com/login/oauth/authorize")!,
         tokenEndpoint: URL(string: "https://github.com/login/oauth/access_token")!,
-        tokenEndpointAuthMethodsSupported: ["client_secret_post"]),
+        tokenEndpointAuthMethodsSupported: ["client_secret_post"])),
     configuration: ClientConfiguration(
         clientID: "Iv1.abc", clientSecret: secret,
         redirectURI: URL(string: "http://127.0.0.1:8080/cb")!, scopes: ["read:user"]))
@@ -29,7 +29,7 @@ let github = try OAuth2Client(
 // A preset: the provider's server, default scopes, client authentication and quirks.
 // Your configuration wins wherever it says something.
 let keycloak = try await OAuth2Client(
-    preset: try .keycloak(baseURL: URL(string: "https://sso.example.com")!, realm: "main"),
+    server: .preset(try .keycloak(baseURL: URL(string: "https://sso.example.com")!, realm: "main")),
     configuration: ClientConfiguration(clientID: "worker", clientSecret: secret))
 // snippet.end
 
@@ -44,7 +44,7 @@ let settings = try ClientSettings(data: Data("""
       "additional_parameters": { "token": { "audience": "https://api.example.com" } }
     }
     """.utf8))
-let fromFile = try await OAuth2Client(settings: settings)   // discovers: only an issuer is given
+let fromFile = try await OAuth2Client(server: settings.server, configuration: settings.configuration)   // discovers: only an issuer is given
 // snippet.end
 
 // snippet.extras
@@ -65,8 +65,10 @@ struct RequestID: HTTPInterceptor {
 let tokens = try await AsyncHTTPClientTransport.withTransport(
     tls: .init(caBundlePath: "/etc/my-company/ca.pem")
 ) { transport in
-    let client = try await OAuth2Client.discover(
-        issuer: issuer, configuration: configuration, transport: transport, interceptors: [RequestID()])
+    let client = try await OAuth2Client(
+        server: .issuer(issuer),
+        configuration: configuration,
+        environment: HTTPEnvironment(transport: transport, interceptors: [RequestID()]))
     return try await client.clientCredentials()
 }
 // snippet.end

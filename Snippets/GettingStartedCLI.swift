@@ -6,12 +6,12 @@
 import Foundation
 import HTTPTypes
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2SecretService
 
 // snippet.show
-let client = try await OAuth2Client.discover(
-    issuer: URL(string: "https://accounts.example.com")!,
+let client = try await OAuth2Client(
+    server: .issuer(URL(string: "https://accounts.example.com")!),
     configuration: ClientConfiguration(clientID: "my-cli", scopes: ["openid", "profile", "offline_access"]))
 
 // The keyring when a Secret Service answers, else a private directory (0700, files 0600).

@@ -7,15 +7,15 @@ import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2SecretService
 
 func showSignedIn(_ name: String?) {}
 func showSignInButton() {}
 
 // snippet.show
-let client = try await OAuth2Client.discover(
-    issuer: URL(string: "https://accounts.example.com")!,
+let client = try await OAuth2Client(
+    server: .issuer(URL(string: "https://accounts.example.com")!),
     configuration: ClientConfiguration(clientID: "my-editor", scopes: ["openid", "profile", "offline_access"]))
 let store = SecretServiceTokenStore()
 try await store.checkAvailability()   // throws TokenStoreError (.unavailable) without a keyring

@@ -12,10 +12,10 @@ let secret = ProcessInfo.processInfo.environment["CLIENT_SECRET"] ?? ""
 
 // snippet.show
 try await AsyncHTTPClientTransport.withTransport { transport in
-    let client = try await OAuth2Client.discover(
-        issuer: URL(string: "https://login.example.com/realms/main")!,
+    let client = try await OAuth2Client(
+        server: .issuer(URL(string: "https://login.example.com/realms/main")!),
         configuration: ClientConfiguration(clientID: "worker", clientSecret: secret, scopes: ["orders.read"]),
-        transport: transport)
+        environment: HTTPEnvironment(transport: transport))
 
     // No sign-in: the session asks for a new token whenever the old one is due or refused.
     let session = Session(client: client, options: Session.Options(renewal: .clientCredentials()))

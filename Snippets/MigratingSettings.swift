@@ -25,19 +25,19 @@ let p2 = try ClientSettings(data: Data("""
     }
     """.utf8))
 print(p2.format, p2.ignoredKeys)   // p2/OAuth2 ["keychain"]: read, and without effect here
-let github = try await OAuth2Client(settings: p2)
+let github = try await OAuth2Client(server: p2.server, configuration: p2.configuration)
 // snippet.end
 
 // snippet.oktaSettings
 // OktaOidc's Okta.plist, unchanged: discovery from `issuer`, a public client, PKCE.
 let okta = try ClientSettings(contentsOf: URL(fileURLWithPath: "Okta.plist"))
-let client = try await OAuth2Client(settings: okta)
+let client = try await OAuth2Client(server: okta.server, configuration: okta.configuration)
 // snippet.end
 
 // snippet.presets
 // p2's site subclasses (OAuth2CodeGrantFacebook, …) are presets here: plain values.
 let reddit = try await OAuth2Client(
-    preset: .reddit,
+    server: .preset(.reddit),
     configuration: ClientConfiguration(clientID: "my-app", redirectURI: URL(string: "http://127.0.0.1:8080/cb")!))
 // snippet.end
 
@@ -45,13 +45,14 @@ let reddit = try await OAuth2Client(
 let request = try await client.startAuthorization()           // p2 authorizeURL(params:), OIDAuthorizationRequest
 // … open request.url; the redirect comes back as callbackURL …
 let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)   // handleRedirectURL(_:)
-let renewed = try await client.refresh(tokens)                 // OktaOidc renew, AppAuth performTokenRequest
+let session = try await Session(client: client, tokens: tokens) // AppAuth OIDAuthState, OktaOidc's state manager
+let renewed = try await session.refresh()                        // OktaOidc renew, AppAuth performTokenRequest
 let me = try await client.userInfo(for: tokens)                // OktaOidc getUser
 let state = try await client.introspect(tokens.accessToken)    // OktaOidc introspect
 try await client.revoke(tokens.accessToken, hint: .accessToken) // OktaOidc revoke
 var api = HTTPRequest(method: .get, url: URL(string: "https://api.github.com/user")!)
-api = try await client.authorize(api, with: renewed)           // p2 request(forURL:)
-print(me.subject, state.active, api)
+api = try await session.authorize(api)                         // p2 request(forURL:)
+print(me.subject, state.active, renewed.scopes, api)
 // snippet.end
 // snippet.hide
 _ = (github, reddit)

@@ -21,8 +21,8 @@ configuration.retryPolicy = .never                       // no retry of discover
 // snippet.end
 
 // snippet.refusals
-let client = try await OAuth2Client.discover(issuer: issuer, configuration: configuration)
-let request = try client.authorizationRequest()          // PKCE S256, state, nonce: always
+let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration)
+let request = try await client.startAuthorization()     // PKCE S256, state, nonce: always
 do {
     let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)
     print(tokens)                                        // TokenSet(tokenType: Bearer, accessToken: <redacted>…)

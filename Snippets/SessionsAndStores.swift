@@ -8,8 +8,8 @@ import HTTPTypesFoundation
 import OAuth2
 import OAuth2SecretService
 
-let client = try await OAuth2Client.discover(
-    issuer: URL(string: "https://id.example.com")!,
+let client = try await OAuth2Client(
+    server: .issuer(URL(string: "https://id.example.com")!),
     configuration: ClientConfiguration(clientID: "my-cli", scopes: ["openid", "offline_access"]))
 let tokens = TokenSet(accessToken: "…", refreshToken: "…")
 let home = URL(fileURLWithPath: NSHomeDirectory())

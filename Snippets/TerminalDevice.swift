@@ -4,10 +4,10 @@
 // snippet.hide
 import Foundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 
-let client = try await OAuth2Client.discover(
-    issuer: URL(string: "https://accounts.example.com")!,
+let client = try await OAuth2Client(
+    server: .issuer(URL(string: "https://accounts.example.com")!),
     configuration: ClientConfiguration(clientID: "my-tv-app", scopes: ["openid", "offline_access"]))
 
 // snippet.show

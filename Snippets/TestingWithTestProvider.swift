@@ -4,19 +4,19 @@
 // snippet.hide
 import Foundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2Testing
 
 // snippet.show
 // snippet.signIn
 try await TestProvider.withProvider(configuration: .demo) { provider in
-    let client = try await OAuth2Client.discover(
-        issuer: provider.issuer,
+    let client = try await OAuth2Client(
+        server: .issuer(provider.issuer),
         configuration: ClientConfiguration(
             clientID: TestProvider.Demo.publicClientID,
             redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,   // any port: RFC 8252 §7.3
             scopes: ["openid", "profile", "offline_access"]))
-    let request = try client.authorizationRequest()
+    let request = try await client.startAuthorization()
     let callback = try await provider.followRedirect(from: request.url)   // plays the browser
     let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
     precondition(tokens.idTokenClaims?.subject == TestProvider.Demo.subject)
@@ -25,8 +25,8 @@ try await TestProvider.withProvider(configuration: .demo) { provider in
 
 // snippet.failures
 try await TestProvider.withProvider { provider in
-    let client = try await OAuth2Client.discover(
-        issuer: provider.issuer,
+    let client = try await OAuth2Client(
+        server: .issuer(provider.issuer),
         configuration: ClientConfiguration(
             clientID: TestProvider.Demo.confidentialClientID,
             clientSecret: TestProvider.Demo.confidentialClientSecret,
@@ -50,8 +50,8 @@ try await TestProvider.withProvider { provider in
 // snippet.loopback
 // A whole interactive sign-in, the provider standing in for the browser.
 try await TestProvider.withProvider { provider in
-    let client = try await OAuth2Client.discover(
-        issuer: provider.issuer,
+    let client = try await OAuth2Client(
+        server: .issuer(provider.issuer),
         configuration: ClientConfiguration(clientID: TestProvider.Demo.publicClientID, scopes: ["openid"]))
     let signIn = LoopbackSignIn(browser: .custom { url in (try? await provider.openInBrowser(url)) != nil })
     let tokens = try await signIn.signIn(client: client)
@@ -61,8 +61,8 @@ try await TestProvider.withProvider { provider in
 
 // snippet.device
 try await TestProvider.withProvider { provider in
-    let client = try await OAuth2Client.discover(
-        issuer: provider.issuer,
+    let client = try await OAuth2Client(
+        server: .issuer(provider.issuer),
         configuration: ClientConfiguration(clientID: TestProvider.Demo.publicClientID, scopes: ["openid"]))
     let authorization = try await client.startDeviceAuthorization()
     try provider.approveDevice(userCode: authorization.userCode)   // or denyDevice(userCode:)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OAuth2
+import OAuth2JOSE
 
 /// The root command.
 struct OAuth2Command: AsyncParsableCommand {
@@ -58,10 +59,10 @@ enum CLI {
             return .success
         }
         // The command's options are read inside the task, which owns the command.
-        let reporting = Shared(Reporting())
+        let reporting = Locked(Reporting())
         let task = Task { () async throws -> Void in
             let global = (asyncCommand as? any TakesGlobalOptions)?.global
-            reporting.value = Reporting(global)
+            reporting.withLock { $0 = Reporting(global) }
             // --http-timeout bounds every exchange of the command.
             guard let deadline = try global?.requestDeadline() else {
                 return try await asyncCommand.run()
@@ -74,7 +75,7 @@ enum CLI {
             try await task.value
             return .success
         } catch {
-            return report(error, reporting.value)
+            return report(error, reporting.withLock { $0 })
         }
     }
 
@@ -99,7 +100,7 @@ enum CLI {
             return ExitStatus(rawValue: exit.rawValue) ?? .refused
         }
         let situation = ErrorReport.Situation(
-            host: HostRecordingTransport.lastHost.value, profile: reporting.profile, httpTimeout: reporting.httpTimeout)
+            host: HostRecordingTransport.lastHost.withLock { $0 }, profile: reporting.profile, httpTimeout: reporting.httpTimeout)
         for line in ErrorReport(error, situation).lines(verbose: reporting.verbose) { Output.error(line) }
         return status
     }

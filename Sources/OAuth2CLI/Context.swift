@@ -14,6 +14,8 @@ struct Context {
     }
 
     var profileName: String { global.profileName }
+    /// How the tool talks HTTP: ``transport`` and the `-v` logger.
+    var environment: HTTPEnvironment { HTTPEnvironment(transport: Self.transport, logger: logger) }
     var profiles: ProfileStore { ProfileStore(configDirectory: global.configDirectory) }
 
     /// The profile; a missing one means "sign in first" (exit 5).
@@ -75,24 +77,25 @@ struct Context {
             tokenEndpoint: profile.tokenEndpoint.flatMap(URL.init(string:)),
             deviceAuthorizationEndpoint: profile.deviceAuthorizationEndpoint.flatMap(URL.init(string:)))
         if let name = profile.provider {
-            let client = try await OAuth2Client(preset: try Self.preset(named: name), configuration: configuration, transport: Self.transport, logger: logger)
+            let client = try await OAuth2Client(server: .preset(try Self.preset(named: name)), configuration: configuration, environment: environment)
             guard !given.fields.isEmpty else { return client }
-            return try OAuth2Client(metadata: client.metadata.filling(from: given), configuration: client.configuration, transport: Self.transport, logger: logger)
+            return try await OAuth2Client(
+                server: .metadata(client.metadata.filling(from: given)), configuration: client.configuration, environment: environment)
         }
         guard let issuer = profile.issuer else {
-            return try OAuth2Client(metadata: given, configuration: configuration, transport: Self.transport, logger: logger)
+            return try await OAuth2Client(server: .metadata(given), configuration: configuration, environment: environment)
         }
         guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL", hint: "check the profile's issuer") }
         let metadata = try await discoveredMetadata(issuer: url, configuration: configuration)
-        return try OAuth2Client(metadata: metadata.filling(from: given), configuration: configuration, transport: Self.transport, logger: logger)
+        return try await OAuth2Client(server: .metadata(metadata.filling(from: given)), configuration: configuration, environment: environment)
     }
 
     /// The issuer's metadata: from the discovery cache on disk when fetched within the hour,
     /// else discovered now (and kept there).
     private func discoveredMetadata(issuer: URL, configuration: ClientConfiguration) async throws -> ServerMetadata {
-        let cache = DiscoveryCache(configDirectory: global.configDirectory)
+        let cache = MetadataFileCache(configDirectory: global.configDirectory)
         if let metadata = cache.metadata(for: issuer) { return metadata }
-        let client = try await OAuth2Client.discover(issuer: issuer, configuration: configuration, transport: Self.transport, logger: logger)
+        let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration, environment: environment)
         cache.save(client.metadata, for: issuer)
         return client.metadata
     }

@@ -214,11 +214,12 @@ extension ErrorReport {
             return ("the server answered with an unexpected HTTP status", "check the issuer or endpoint URL")
         case .signInRequired:
             let sentence: String
-            if error.serverCode != nil {
+            switch error.signInReason ?? (error.serverCode != nil ? .refreshTokenRefused : .noTokens) {
+            case .refreshTokenRefused:
                 sentence = "the server refused the refresh token, so the stored tokens were removed"
-            } else if error.message?.contains("no refresh token") == true {
+            case .noRefreshToken:
                 sentence = "the access token expired and there is no refresh token to renew it"
-            } else {
+            case .noTokens:
                 sentence = "there are no stored tokens"
             }
             return (sentence, "sign in again with \(situation.login) (or `oauth2 token --grant …` for a machine profile)")
@@ -269,7 +270,7 @@ extension ErrorReport {
         var host = situation.host
         if let connection = underlying as? NIOConnectionError { host = connection.host }
         let server = host ?? "the server"
-        let failure = classify(error.code, underlying, httpTimeout: situation.httpTimeout, message: error.message)
+        let failure = classify(error.code, underlying, httpTimeout: situation.httpTimeout, deadline: error.deadline)
         var report: ErrorReport
         switch failure {
         case .dns:
@@ -311,17 +312,24 @@ extension ErrorReport {
         return report
     }
 
+    /// A deadline as people read it: `30 s`, `1.5 s`, `250 ms`.
+    static func seconds(_ duration: Duration) -> String {
+        let (whole, attoseconds) = duration.components
+        let value = Double(whole) + Double(attoseconds) / 1e18
+        if value >= 1 { return value == value.rounded() ? "\(Int(value)) s" : String(format: "%.1f s", value) }
+        return "\(Int((value * 1000).rounded())) ms"
+    }
+
     /// Sorts a failure of the connection by what the transport said.
     static func classify(
-        _ code: OAuth2Error.Code, _ underlying: (any Error)?, httpTimeout: Int?, message: String? = nil
+        _ code: OAuth2Error.Code, _ underlying: (any Error)?, httpTimeout: Int?, deadline requestDeadline: Duration? = nil
     ) -> ConnectionFailure {
-        // The request deadline: the library's ("No complete answer within 30 s (…)"), else --http-timeout.
-        let stated = message.flatMap { $0.range(of: #"within [0-9.]+ (s|ms|min)\b"#, options: .regularExpression) }.map { message![$0] }
-        let deadline = stated.map { "no complete answer \($0)" } ?? httpTimeout.map { "no complete answer within \($0) s" }
+        // The request deadline that ran out, else --http-timeout.
+        let deadline = requestDeadline.map { "no complete answer within \(seconds($0))" } ?? httpTimeout.map { "no complete answer within \($0) s" }
         switch underlying {
         case let error as NIOConnectionError:
             if error.dnsAError != nil || error.dnsAAAAError != nil { return .dns }
-            if let first = error.connectionErrors.first?.error { return classify(code, first, httpTimeout: httpTimeout, message: message) }
+            if let first = error.connectionErrors.first?.error { return classify(code, first, httpTimeout: httpTimeout, deadline: requestDeadline) }
             return .unreachable("the connection failed")
         case let error as IOError:
             switch error.errnoCode {
@@ -472,7 +480,7 @@ extension ErrorReport {
             // The library keeps the tokens when a revocation failed, so that a retry can revoke them.
             return "\(step): not done, the tokens were kept because a revocation failed (sign out again to retry)"
         }
-        return "\(step): failed: \(ErrorReport(error, Situation(host: HostRecordingTransport.lastHost.value)).sentence)"
+        return "\(step): failed: \(ErrorReport(error, Situation(host: HostRecordingTransport.lastHost.withLock { $0 })).sentence)"
     }
 
     /// The error of the first step that failed, in the order the steps run: the cause,

@@ -28,7 +28,7 @@ let configuration = ClientConfiguration(
 )
 
 do {
-    let client = try await OAuth2Client.discover(issuer: issuer, configuration: configuration)
+    let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration)
     print("issuer:          \(client.metadata.issuer ?? "?")")
     print("token endpoint:  \(client.metadata.tokenEndpoint?.absoluteString ?? "none")")
     let tokens = try await client.clientCredentials()

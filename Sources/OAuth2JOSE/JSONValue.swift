@@ -106,11 +106,10 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     package static func parseObject(_ data: Data) -> [String: JSONValue]? {
         guard let first = data.first(where: { !" \t\r\n".utf8.contains($0) }), first == UInt8(ascii: "{")
         else { return nil }
-        // StrictJSON is several times cheaper than JSONDecoder (a token response's parse was
-        // most of a grant's own CPU time). What it refuses (duplicate members, deep nesting,
-        // invalid UTF-8) and numbers with a fraction or an exponent (which JSONDecoder reads
-        // as an integer when they are integral) still go to JSONDecoder, so the result is the
-        // same as before for every input.
+        // StrictJSON first, for speed (BENCHMARKS.md). What it refuses (duplicate members, deep
+        // nesting, invalid UTF-8) and numbers with a fraction or an exponent (which JSONDecoder
+        // reads as an integer when they are integral) still go to JSONDecoder, so the result
+        // does not depend on which parser read it.
         if let object = try? StrictJSON.parseObject(data), !object.values.contains(where: \.hasFractionalNumber) {
             return object
         }

@@ -17,10 +17,8 @@ import Musl
 /// Copies share the value.
 ///
 /// Hand-written because the core module takes no SwiftNIO, and `Synchronization.Mutex`
-/// needs newer Apple platforms than the package supports. Compared with a class holding an
-/// `NSLock` (a second object of about 110 bytes on Linux), this costs the lock primitive
-/// itself: 40 bytes of `pthread_mutex_t` on Linux, 4 of `os_unfair_lock` on Apple
-/// platforms.
+/// needs newer Apple platforms than the package supports. Unlike a class holding an
+/// `NSLock`, it costs no second object: only the lock primitive itself.
 package struct Locked<Value>: @unchecked Sendable {
     /// The value and the lock.
     @usableFromInline let storage: LockedStorage<Value>

@@ -2,6 +2,7 @@ import CSecretServiceShim
 import Dispatch
 import Foundation
 import OAuth2
+import OAuth2JOSE
 
 #if canImport(Glibc)
 import Glibc
@@ -47,14 +48,13 @@ final class LibSecret: @unchecked Sendable {
     static let sessionSchemaName = "io.github.swift-oauth2.Session"
     static let keySchemaName = "io.github.swift-oauth2.EncryptionKey"
 
-    private static let cacheLock = NSLock()
-    nonisolated(unsafe) private static var cache: [String: LibSecret] = [:]  // guarded by cacheLock
+    private static let cache = Locked<[String: LibSecret]>([:])
 
     /// The library `name` (and GLib and GObject), loaded once per process and kept loaded.
     ///
     /// - Throws: `TokenStoreError.Code.unavailable` when a library or a function is missing.
     static func load(_ name: String) throws -> LibSecret {
-        try cacheLock.withLock {
+        try cache.withLock { cache in
             if let loaded = cache[name] { return loaded }
             let loaded = try LibSecret(name)
             cache[name] = loaded

@@ -10,7 +10,7 @@ extension TestProvider {
     /// (or `error`). Nothing is sent to the redirect target.
     ///
     /// ```swift
-    /// let request = try client.authorizationRequest()
+    /// let request = try await client.startAuthorization()
     /// let callback = try await provider.followRedirect(from: request.url)
     /// let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
     /// ```

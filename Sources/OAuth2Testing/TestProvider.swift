@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import OAuth2JOSE
 
 /// An OpenID provider on 127.0.0.1 for your own tests and demos: discovery, a JWK set with
@@ -16,7 +15,7 @@ import OAuth2JOSE
 ///         clientID: TestProvider.Demo.publicClientID,
 ///         redirectURI: URL(string: "http://127.0.0.1:8765/callback")!,
 ///         scopes: ["openid", "profile", "offline_access"]))
-/// let request = try client.authorizationRequest()
+/// let request = try await client.startAuthorization()
 /// let callback = try await provider.followRedirect(from: request.url)   // the "browser"
 /// let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
 ///
@@ -56,9 +55,9 @@ public final class TestProvider: Sendable {
         try configuration.validate()
         let firstKey = try configuration.signingKey.map(keyed) ?? newKey(configuration.signingAlgorithm)
         // The handler needs the core, the core needs the issuer, the issuer needs the port.
-        let box = NIOLockedValueBox<ProviderCore?>(nil)
+        let box = Locked<ProviderCore?>(nil)
         let server = try await HTTPServer(host: "127.0.0.1", port: configuration.port) { request in
-            guard let core = box.withLockedValue({ $0 }) else {
+            guard let core = box.withLock({ $0 }) else {
                 return .response(.serviceUnavailable, headers: [("Retry-After", "1")], body: [])
             }
             return await core.handle(request)
@@ -69,7 +68,7 @@ public final class TestProvider: Sendable {
             throw TestProviderError(.invalidConfiguration, "The issuer \(issuerText) is not a URL.")
         }
         let core = ProviderCore(issuer: issuerText, configuration: configuration, keys: [firstKey])
-        box.withLockedValue { $0 = core }
+        box.withLock { $0 = core }
         return TestProvider(issuer: issuer, port: server.port, core: core, server: server)
     }
 
@@ -103,38 +102,38 @@ public final class TestProvider: Sendable {
 
     /// The lifetimes of what is issued from now on.
     public var lifetimes: Lifetimes {
-        get { core.state.withLockedValue { $0.lifetimes } }
-        set { core.state.withLockedValue { $0.lifetimes = newValue } }
+        get { core.state.withLock { $0.lifetimes } }
+        set { core.state.withLock { $0.lifetimes = newValue } }
     }
 
     /// The user signed in when a request's `login_hint` names nobody; `nil` denies.
     /// Setting a name that is not among the users makes sign-ins fail with
     /// `access_denied`.
     public var autoApprovedUser: String? {
-        get { core.state.withLockedValue { $0.autoApprovedUser } }
-        set { core.state.withLockedValue { $0.autoApprovedUser = newValue } }
+        get { core.state.withLock { $0.autoApprovedUser } }
+        set { core.state.withLock { $0.autoApprovedUser = newValue } }
     }
 
     /// Registers a client, or replaces the one with its id.
     public func register(_ client: Client) {
-        core.state.withLockedValue { $0.clients[client.id] = client }
+        core.state.withLock { $0.clients[client.id] = client }
     }
 
     /// Adds a user, or replaces the one with its username.
     public func register(_ user: User) {
-        core.state.withLockedValue { $0.users[user.username] = user }
+        core.state.withLock { $0.users[user.username] = user }
     }
 
     // MARK: - Keys
 
     /// The `kid`s of the published keys, oldest first; the last one signs.
     public var publishedKeyIDs: [String] {
-        core.state.withLockedValue { $0.keys.compactMap(\.keyID) }
+        core.state.withLock { $0.keys.compactMap(\.keyID) }
     }
 
     /// The `kid` of the key that signs ID tokens now.
     public var signingKeyID: String {
-        core.state.withLockedValue { $0.signingKey.keyID ?? "" }
+        core.state.withLock { $0.signingKey.keyID ?? "" }
     }
 
     /// Adds a new key (same algorithm) to the JWK set and signs with it from now on. The
@@ -145,16 +144,16 @@ public final class TestProvider: Sendable {
     /// - Throws: ``TestProviderError`` `.keyGeneration`.
     @discardableResult
     public func rotateKeys() throws -> String {
-        let algorithm = core.state.withLockedValue { $0.signingKey.algorithm }
+        let algorithm = core.state.withLock { $0.signingKey.algorithm }
         let key = try Self.newKey(algorithm)
-        core.state.withLockedValue { $0.keys.append(key) }
+        core.state.withLock { $0.keys.append(key) }
         return key.keyID ?? ""
     }
 
     /// Unpublishes every key but the signing one: tokens signed before the last rotation
     /// no longer verify.
     public func retireOldKeys() {
-        core.state.withLockedValue { state in state.keys = [state.signingKey] }
+        core.state.withLock { state in state.keys = [state.signingKey] }
     }
 
     private static func newKey(_ algorithm: JWSAlgorithm) throws(TestProviderError) -> JWSSigningKey {
@@ -183,34 +182,34 @@ public final class TestProvider: Sendable {
     /// ```
     public func failNext(_ endpoint: Endpoint, with failure: Failure, times: Int = 1) {
         guard times > 0 else { return }
-        core.state.withLockedValue { $0.failures[endpoint, default: []] += Array(repeating: failure, count: times) }
+        core.state.withLock { $0.failures[endpoint, default: []] += Array(repeating: failure, count: times) }
     }
 
     /// Drops every scripted failure not yet used.
     public func clearFailures() {
-        core.state.withLockedValue { $0.failures = [:] }
+        core.state.withLock { $0.failures = [:] }
     }
 
     /// How many requests `endpoint` has received (scripted failures included).
     public func requestCount(_ endpoint: Endpoint) -> Int {
-        core.state.withLockedValue { $0.counts[endpoint] ?? 0 }
+        core.state.withLock { $0.counts[endpoint] ?? 0 }
     }
 
     /// The request count of every endpoint that received any.
     public var requestCounts: [Endpoint: Int] {
-        core.state.withLockedValue { $0.counts }
+        core.state.withLock { $0.counts }
     }
 
     /// Sets every request count back to zero.
     public func resetRequestCounts() {
-        core.state.withLockedValue { $0.counts = [:] }
+        core.state.withLock { $0.counts = [:] }
     }
 
     /// Revokes every grant and token, and forgets pending codes and device authorizations
     /// (as if the server had lost its database): refreshes fail with `invalid_grant`,
     /// access tokens with `invalid_token`.
     public func revokeAll() {
-        core.state.withLockedValue { state in
+        core.state.withLock { state in
             state.grants = [:]
             state.accessTokens = [:]
             state.refreshTokens = [:]
@@ -225,7 +224,7 @@ public final class TestProvider: Sendable {
     /// still work.
     public func expireAccessTokens() {
         let past = Date().addingTimeInterval(-1)
-        core.state.withLockedValue { state in
+        core.state.withLock { state in
             for token in state.accessTokens.keys { state.accessTokens[token]?.expiresAt = past }
         }
     }
@@ -233,7 +232,7 @@ public final class TestProvider: Sendable {
     /// Whether a token (access or refresh) the provider issued would still be accepted.
     public func isActive(token: String) -> Bool {
         let now = Date()
-        return core.state.withLockedValue { state in
+        return core.state.withLock { state in
             if let record = state.accessTokens[token] { return now < record.expiresAt && state.grants[record.grantID] != nil }
             if let record = state.refreshTokens[token] {
                 return !record.retired && (record.expiresAt.map { now < $0 } ?? true) && state.grants[record.grantID] != nil
@@ -245,7 +244,7 @@ public final class TestProvider: Sendable {
     /// Whether the browser session an ID token's `sid` names is still on (it ends at
     /// the end-session endpoint).
     public func isSessionActive(_ sessionID: String) -> Bool {
-        core.state.withLockedValue { $0.sessions[sessionID] != nil }
+        core.state.withLock { $0.sessions[sessionID] != nil }
     }
 
     // MARK: - Device flow
@@ -271,7 +270,7 @@ public final class TestProvider: Sendable {
     /// The user codes of the device authorizations waiting for a decision.
     public var pendingDeviceUserCodes: [String] {
         let now = Date()
-        return core.state.withLockedValue { state in
+        return core.state.withLock { state in
             state.devices.values.filter { record in
                 if case .pending = record.status { return now < record.expiresAt }
                 return false

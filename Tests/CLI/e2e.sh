@@ -214,6 +214,12 @@ check dot "two secret forms at once: usage error (2)" 2 "$BIN" --profile x --sto
 check dot "machine profile: later calls need no secret on the command line" 0 "$BIN" --profile machine token --force-refresh
 check dot "machine profile: a valid token is answered from the store" 0 "$BIN" -vv --profile machine token
 expect "... with no request at all (discovery is cached on disk, the token is valid)" sh -c "! grep -q '$DOT_URL' '$WORK/err'"
+# Threads are named as they start (prctl PR_SET_NAME): SwiftNIO's are NIO-…; without a request
+# there must be none (the Swift concurrency pool's own threads are not NIO's).
+check dot "machine profile: a cached token starts no event loop" 0 strace -f -e trace=prctl -o "$WORK/threads" "$BIN" --profile machine token
+expect "... no NIO thread was named" sh -c "grep -q PR_SET_NAME '$WORK/threads' && ! grep -q '\"NIO-' '$WORK/threads'"
+check dot "machine profile: a forced refresh does start one" 0 strace -f -e trace=prctl -o "$WORK/threads" "$BIN" --profile machine token --force-refresh
+expect "... (the check above can see NIO's threads)" grep -q '"NIO-' "$WORK/threads"
 expect "the discovery cache holds DOT's metadata, private (0600)" sh -c "grep -q '\"issuer\":\"$DOT\"' '$OAUTH2_CONFIG_DIR'/metadata/*.json && test \"\$(stat -c %a '$OAUTH2_CONFIG_DIR'/metadata/*.json | sort -u)\" = 600"
 check dot "request: a final 4xx exits 1" 1 "$BIN" --profile machine request "$DOT_URL/o/no-such-endpoint/"
 expect "the final status went to stderr" grep -q "HTTP 404" "$WORK/err"
@@ -396,7 +402,7 @@ check authgent "exchange without a profile: sign in first (5)" 5 "$BIN" --profil
 echo "== dynamic registration (RFC 7591, RFC 7592)"
 # The registration's client secret as the file store keeps it (the token store, not the profile).
 stored_secret() {
-  jq -r --arg id "$1" 'select(.key.account == ".registration" and .key.client_id == $id) | .session.client_secret' \
+  jq -r --arg id "$1" 'select(.key.account == ".registration" and .key.client_id == $id) | (.session.registration.client_secret // .session.client_secret)' \
     "$OAUTH2_CONFIG_DIR"/tokens/*.json 2>/dev/null | grep -v null | head -n 1
 }
 rm -f "$OAUTH2_E2E_JAR"

@@ -4,7 +4,7 @@ import Testing
 
 @testable import OAuth2CLI
 
-@Suite struct DiscoveryCacheTests {
+@Suite struct MetadataFileCacheTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-discovery-\(UUID().uuidString)")
     let issuer = URL(string: "https://id.example.com")!
     let fetched = Date(timeIntervalSince1970: 1_800_000_000)
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func aFreshEntryIsReadBackUntilItsHourIsOver() throws {
-        let cache = DiscoveryCache(configDirectory: directory)
+        let cache = MetadataFileCache(configDirectory: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(cache.metadata(for: issuer, now: fetched) == nil)
         cache.save(try metadata(), for: issuer, now: fetched)
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func anEntryIsKeptForItsIssuerOnly() throws {
-        let cache = DiscoveryCache(configDirectory: directory)
+        let cache = MetadataFileCache(configDirectory: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
         cache.save(try metadata(), for: issuer, now: fetched)
         let other = URL(string: "https://id.example.com/tenant")!
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func filesArePrivateAndAnUnreadableOneIsFetchedAgain() throws {
-        let cache = DiscoveryCache(configDirectory: directory)
+        let cache = MetadataFileCache(configDirectory: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
         cache.save(try metadata(), for: issuer, now: fetched)
         let file = cache.file(for: issuer)

@@ -90,15 +90,17 @@ private struct SomeLibraryError: Error, CustomStringConvertible {
     }
 
     @Test func signInAgainSaysWhyAndHow() {
-        let refused = OAuth2Error(
+        var refused = OAuth2Error(
             .signInRequired, source: .server,
             message: "The server refused the refresh token (invalid_grant); the session's tokens were removed: sign in again.",
             statusCode: 400, serverCode: "invalid_grant")
+        refused.signInReason = .refreshTokenRefused
         let report = ErrorReport(refused)
         #expect(report.sentence == "the server refused the refresh token, so the stored tokens were removed (invalid_grant)")
         #expect(report.hint?.hasPrefix("sign in again with `oauth2 login`") == true)
-        let noRefresh = ErrorReport(
-            OAuth2Error(.signInRequired, source: .client, message: "The access token expired and there is no refresh token: sign in again."))
+        var expired = OAuth2Error(.signInRequired, source: .client, message: "The access token expired and there is no refresh token: sign in again.")
+        expired.signInReason = .noRefreshToken
+        let noRefresh = ErrorReport(expired)
         #expect(noRefresh.sentence == "the access token expired and there is no refresh token to renew it")
         #expect(noRefresh.line.contains("sign in again"))
     }
@@ -175,9 +177,10 @@ private struct SomeLibraryError: Error, CustomStringConvertible {
     }
 
     @Test func noAnswerInTime() {
-        let deadline = OAuth2Error(
+        var deadline = OAuth2Error(
             .timeout, source: .transport,
             message: "No complete answer within 2 s (connection, headers and body); the request was abandoned and its connection closed.")
+        deadline.deadline = .milliseconds(2000)
         let report = ErrorReport(deadline, atIdP)
         #expect(report.line == "idp.example.com did not answer in time (no complete answer within 2 s); try again later, or allow longer with --http-timeout SECONDS")
         #expect(report.details.contains { $0.contains("No complete answer within 2 s") }, "-v keeps the library's wording")

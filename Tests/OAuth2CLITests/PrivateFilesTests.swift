@@ -32,7 +32,7 @@ import Testing
 
     @Test func aCachedDiscoveryDocumentIsPrivate() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cache = DiscoveryCache(configDirectory: directory)
+        let cache = MetadataFileCache(configDirectory: directory)
         let issuer = URL(string: "https://id.example.com")!
         cache.save(try ServerMetadata(fields: ["issuer": .string(issuer.absoluteString), "token_endpoint": .string("https://id.example.com/token")]), for: issuer)
         let file = cache.file(for: issuer)

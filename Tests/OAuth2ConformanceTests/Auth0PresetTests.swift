@@ -57,7 +57,7 @@ import Testing
         try await ProviderStub.with(Self.auth0) { stub in
             let configuration = ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret, scopes: ["read:reports"])
             let preset = try ProviderPreset.auth0(domain: "example.eu.auth0.com", audience: Self.audience).rebased(onto: stub.baseURL)
-            let client = try await OAuth2Client(preset: preset, configuration: configuration, cache: MetadataCache())
+            let client = try await OAuth2Client(server: .preset(preset), configuration: configuration, environment: HTTPEnvironment(metadataCache: MetadataCache()))
             #expect(client.metadata.issuer == stub.baseURL.absoluteString + "/")
             let tokens = try await client.clientCredentials()
             #expect(tokens.scopes == ["read:reports"])
@@ -65,8 +65,9 @@ import Testing
             #expect(stub.requests(to: "/oauth/token").first?.form["audience"] == Self.audience)
 
             let noAudience = try await OAuth2Client(
-                preset: try ProviderPreset.auth0(domain: "example.eu.auth0.com").rebased(onto: stub.baseURL),
-                configuration: configuration, cache: MetadataCache())
+                server: .preset(try ProviderPreset.auth0(domain: "example.eu.auth0.com").rebased(onto: stub.baseURL)),
+                configuration: configuration,
+                environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let denied = try #require(await oauth2Error { try await noAudience.clientCredentials() })
             #expect(denied.code == .accessDenied)
             #expect(denied.statusCode == 403)

@@ -39,7 +39,8 @@ import Testing
         try await ProviderStub.with(Self.facebook()) { stub in
             let preset = try ProviderPreset.facebook(graphAPIVersion: "v21.0").rebased(onto: stub.baseURL)
             let client = try await OAuth2Client(
-                preset: preset, configuration: ClientConfiguration(clientID: Self.appID, clientSecret: Self.appSecret, redirectURI: redirectURI))
+                server: .preset(preset),
+                configuration: ClientConfiguration(clientID: Self.appID, clientSecret: Self.appSecret, redirectURI: redirectURI))
             let request = try client.authorizationRequest()
             #expect(request.url.path == "/v21.0/dialog/oauth")
             #expect(query(request.url)["scope"] == "public_profile email")

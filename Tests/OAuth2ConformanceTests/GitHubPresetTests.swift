@@ -81,7 +81,7 @@ import Testing
             // GitHub Enterprise Server is the preset with another origin: here, the stub's.
             let preset = try ProviderPreset.github(enterpriseServer: stub.baseURL)
             let client = try await OAuth2Client(
-                preset: preset,
+                server: .preset(preset),
                 configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret, redirectURI: redirectURI))
             let request = try client.authorizationRequest()
             #expect(request.url.path == "/login/oauth/authorize")
@@ -120,9 +120,9 @@ import Testing
     @Test func formEncodedRefreshOfAGitHubAppToken() async throws {
         try await ProviderStub.with(Self.github()) { stub in
             let client = try await OAuth2Client(
-                preset: try ProviderPreset.github.rebased(onto: stub.baseURL),
+                server: .preset(try ProviderPreset.github.rebased(onto: stub.baseURL)),
                 configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret),
-                interceptors: [DropAccept()])
+                environment: HTTPEnvironment(interceptors: [DropAccept()]))
             let before = Date()
             let refreshed = try await client.refresh(TokenSet(accessToken: "ghu_old", refreshToken: "ghr_old", scopes: ["repo"]))
             // URLSession sends `Accept: */*` when a request has none; GitHub answers that with a form.
@@ -149,7 +149,7 @@ import Testing
             guard case .metadata(let metadata) = preset.server else { Issue.record("GitHub is not discovered"); return }
             #expect(metadata.deviceAuthorizationEndpoint == stub.baseURL.appendingPathComponent("login/device/code"))
             // A device client is public: no secret, so `none`.
-            let client = try await OAuth2Client(preset: preset, configuration: ClientConfiguration(clientID: Self.clientID))
+            let client = try await OAuth2Client(server: .preset(preset), configuration: ClientConfiguration(clientID: Self.clientID))
             let poll = Grant.extension(
                 type: "urn:ietf:params:oauth:grant-type:device_code",
                 parameters: ["device_code": "3584d83530557fdd1f46af8289938c8ef79f9dc5"])

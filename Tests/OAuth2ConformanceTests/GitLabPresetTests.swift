@@ -68,9 +68,9 @@ import Testing
         try await ProviderStub.with(Self.gitlab()) { stub in
             let preset = try ProviderPreset.gitlab(baseURL: stub.baseURL.appendingPathComponent("gitlab"))
             let client = try await OAuth2Client(
-                preset: preset,
+                server: .preset(preset),
                 configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret, redirectURI: redirectURI),
-                cache: MetadataCache())
+                environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let request = try client.authorizationRequest()
             #expect(request.url.path == "/gitlab/oauth/authorize")
             let tokens = try await client.completeAuthorization(callbackURL: callback(for: request, code: "gl-code"), request: request)

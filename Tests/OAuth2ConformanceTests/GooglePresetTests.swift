@@ -71,9 +71,9 @@ import Testing
     @Test func offlineAccessCodeExchangeAndARefreshThatKeepsTheRefreshToken() async throws {
         try await ProviderStub.with(Self.google) { stub in
             let client = try await OAuth2Client(
-                preset: try ProviderPreset.google.rebased(onto: stub.baseURL),
+                server: .preset(try ProviderPreset.google.rebased(onto: stub.baseURL)),
                 configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret, redirectURI: redirectURI),
-                cache: MetadataCache())
+                environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let request = try client.authorizationRequest()
             let parameters = query(request.url)
             #expect(request.url.path == "/o/oauth2/v2/auth")

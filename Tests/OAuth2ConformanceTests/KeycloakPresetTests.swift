@@ -74,14 +74,18 @@ import Testing
             // The realm's base URL is the preset's own argument: the stub's origin.
             let preset = try ProviderPreset.keycloak(baseURL: stub.baseURL, realm: Self.realm)
             let wrong = try await OAuth2Client(
-                preset: preset, configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: "wrong"), cache: MetadataCache())
+                server: .preset(preset),
+                configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: "wrong"),
+                environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let refused = try #require(await oauth2Error { try await wrong.password(username: "alice", password: "wonderland") })
             #expect(refused.code == .invalidClient)
             #expect(refused.serverCode == "unauthorized_client")
             #expect(refused.statusCode == 401)
 
             let client = try await OAuth2Client(
-                preset: preset, configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret), cache: MetadataCache())
+                server: .preset(preset),
+                configuration: ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret),
+                environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let first = try await client.password(username: "alice", password: "wonderland")
             #expect(first.scopes == ["profile", "email"])
             #expect(first.additionalFields["refresh_expires_in"] == .integer(1800))

@@ -37,7 +37,7 @@ import Testing
         try await ProviderStub.with(Self.linkedIn) { stub in
             let preset = try ProviderPreset.linkedIn.rebased(onto: stub.baseURL)
             let configuration = ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret, redirectURI: redirectURI)
-            let client = try await OAuth2Client(preset: preset, configuration: configuration)
+            let client = try await OAuth2Client(server: .preset(preset), configuration: configuration)
             let signIn = try client.authorizationRequest()
             #expect(signIn.url.path == "/oauth/v2/authorization")
             #expect(signIn.issuer == stub.baseURL.absoluteString + "/oauth")

@@ -58,7 +58,7 @@ import Testing
             // `authority` is how a national cloud is reached; here it reaches the stub.
             let preset = try ProviderPreset.microsoft(tenant: Self.tenant, authority: stub.baseURL)
             let configuration = ClientConfiguration(clientID: Self.clientID, clientSecret: Self.secret, redirectURI: redirectURI)
-            let client = try await OAuth2Client(preset: preset, configuration: configuration)
+            let client = try await OAuth2Client(server: .preset(preset), configuration: configuration)
             let request = try client.authorizationRequest()
             #expect(request.url.path == "/\(Self.tenant)/oauth2/v2.0/authorize")
             #expect(request.issuer == stub.baseURL.absoluteString + "/\(Self.tenant)/v2.0")  // a tenant ID names the issuer
@@ -73,7 +73,7 @@ import Testing
             // The same client without the quirk gets Entra's answer to a refresh without scope.
             var strict = preset
             strict.quirks = []
-            let plain = try await OAuth2Client(preset: strict, configuration: configuration)
+            let plain = try await OAuth2Client(server: .preset(strict), configuration: configuration)
             let missing = try #require(await oauth2Error { try await plain.refresh(tokens) })
             #expect(missing.code == .invalidRequest)
             #expect(missing.message?.hasPrefix("AADSTS900144") == true)

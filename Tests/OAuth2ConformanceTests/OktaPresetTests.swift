@@ -65,7 +65,9 @@ import Testing
             let preset = try ProviderPreset.okta(domain: "dev-133337.okta.com").rebased(onto: stub.baseURL)
             #expect(preset.server == .issuer(stub.baseURL.appendingPathComponent("oauth2/default")))
             let client = try await OAuth2Client(
-                preset: preset, configuration: ClientConfiguration(clientID: Self.clientID, redirectURI: redirectURI), cache: MetadataCache())
+                server: .preset(preset),
+                configuration: ClientConfiguration(clientID: Self.clientID, redirectURI: redirectURI),
+                environment: HTTPEnvironment(metadataCache: MetadataCache()))
             #expect(client.metadata.revocationEndpoint == URL(string: stub.baseURL.absoluteString + "/oauth2/default/v1/revoke"))
             let request = try client.authorizationRequest()
             #expect(query(request.url)["scope"] == "openid profile offline_access")

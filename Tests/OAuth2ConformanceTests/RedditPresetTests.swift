@@ -40,9 +40,9 @@ import Testing
     @Test func installedAppUsesBasicWithAnEmptySecret() async throws {
         try await ProviderStub.with(Self.reddit) { stub in
             let client = try await OAuth2Client(
-                preset: try ProviderPreset.reddit.rebased(onto: stub.baseURL),
+                server: .preset(try ProviderPreset.reddit.rebased(onto: stub.baseURL)),
                 configuration: ClientConfiguration(clientID: Self.clientID, redirectURI: redirectURI),
-                userAgent: Self.userAgent)
+                environment: HTTPEnvironment(userAgent: Self.userAgent))
             let request = try client.authorizationRequest()
             #expect(request.url.path == "/api/v1/authorize")
             #expect(query(request.url)["duration"] == "permanent")
@@ -73,7 +73,7 @@ import Testing
             strict.quirks = []
             // Reddit's preset asks for Basic; without the quirk a client without a secret is
             // public and sends its id in the body, which Reddit refuses.
-            let client = try await OAuth2Client(preset: strict, configuration: ClientConfiguration(clientID: Self.clientID))
+            let client = try await OAuth2Client(server: .preset(strict), configuration: ClientConfiguration(clientID: Self.clientID))
             let refused = try #require(
                 await oauth2Error { try await client.requestToken(Grant(type: "https://oauth.reddit.com/grants/installed_client", parameters: [("device_id", "DO_NOT_TRACK_THIS_DEVICE")])) })
             #expect(refused.code == .invalidClient)

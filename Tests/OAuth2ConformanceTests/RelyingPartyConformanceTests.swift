@@ -259,8 +259,10 @@ struct RelyingParty {
             clientID: MisbehavingProvider.clientID, clientSecret: MisbehavingProvider.clientSecret,
             redirectURI: URL(string: "http://127.0.0.1:9/callback")!, scopes: ["openid", "profile"],
             idTokenValidation: options)
-        return try await OAuth2Client.discover(
-            issuer: URL(string: provider.issuer)!, configuration: configuration, transport: transport, cache: MetadataCache())
+        return try await OAuth2Client(
+            server: .issuer(URL(string: provider.issuer)!),
+            configuration: configuration,
+            environment: HTTPEnvironment(transport: transport, metadataCache: MetadataCache()))
     }
 
     func signIn(_ client: OAuth2Client) async throws -> (TokenSet, UserInfo) {

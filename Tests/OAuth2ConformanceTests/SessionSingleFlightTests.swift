@@ -41,7 +41,7 @@ final class CountingTokenEndpoint: @unchecked Sendable {
                 tokenEndpoint: server.baseURL.appendingPathComponent("token"),
                 revocationEndpoint: server.baseURL.appendingPathComponent("revoke")),
             configuration: ClientConfiguration(clientID: "session-test", clientSecret: "s3cret"),
-            transport: transport)
+            environment: HTTPEnvironment(transport: transport))
     }
 }
 

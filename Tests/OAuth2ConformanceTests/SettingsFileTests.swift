@@ -35,7 +35,7 @@ import Testing
             defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
             let settings = try ClientSettings(contentsOf: file)
             #expect(settings.format == .p2)
-            let client = try await OAuth2Client(settings: settings)
+            let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration)
             let request = try client.authorizationRequest()
             #expect(query(request.url)["scope"] == "user repo:status")
             let tokens = try await client.completeAuthorization(callbackURL: callback(for: request, code: "good-code"), request: request)
@@ -68,7 +68,7 @@ import Testing
             defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
             let settings = try ClientSettings(contentsOf: file)
             #expect(settings.format == .oktaOIDC)
-            let client = try await OAuth2Client(settings: settings, cache: MetadataCache())
+            let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration, environment: HTTPEnvironment(metadataCache: MetadataCache()))
             #expect(client.metadata.endSessionEndpoint?.path == "/oauth2/default/v1/logout")
             let request = try client.authorizationRequest()
             #expect(query(request.url)["login_hint"] == "username@email.com")
@@ -93,7 +93,7 @@ import Testing
             let settings = try ClientSettings(contentsOf: file)
             #expect(settings.provider == "keycloak")
             #expect(settings.configuration.scopes == ["openid", "profile", "email"])
-            let client = try await OAuth2Client(settings: settings, cache: MetadataCache())
+            let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration, environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let tokens = try await client.password(username: "alice", password: "wonderland")
             #expect(tokens.accessToken == "kc-at-1")
         }

@@ -22,7 +22,7 @@ import Testing
         let metadata = ServerMetadata(
             issuer: server.baseURL, tokenEndpoint: server.baseURL.appendingPathComponent("token"),
             userInfoEndpoint: server.baseURL.appendingPathComponent("userinfo"))
-        return try OAuth2Client(metadata: metadata, configuration: configuration, transport: transport)
+        return try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport))
     }
 
     /// A body long enough to take minutes at one byte per 250 ms.

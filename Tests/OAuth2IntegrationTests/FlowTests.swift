@@ -36,7 +36,7 @@ extension Integration {
             // The same server, asked for with a trailing slash: its documents name another issuer.
             let issuer = URL(string: server.issuer.absoluteString + "/")!
             do {
-                _ = try await OAuth2Client.discover(issuer: issuer, configuration: server.confidential(), cache: MetadataCache())
+                _ = try await OAuth2Client(server: .issuer(issuer), configuration: server.confidential(), environment: HTTPEnvironment(metadataCache: MetadataCache()))
                 Issue.record("discovery accepted an issuer that is not the one requested")
             } catch let error as OAuth2Error {
                 #expect(error.code == .issuerMismatch || error.code == .httpError)

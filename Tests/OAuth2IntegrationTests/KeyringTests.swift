@@ -60,8 +60,8 @@ extension Integration {
                     accessToken: "keyring-access", tokenType: .dpop, refreshToken: "keyring-refresh", idToken: "a.b.c",
                     expiresAt: Date(timeIntervalSince1970: 1_767_225_600), scopes: ["openid", "offline_access"],
                     issuedAt: Date(timeIntervalSince1970: 1_767_222_000), additionalFields: ["refresh_expires_in": .integer(600)]),
-                subject: "sub-1", clientSecret: "keyring-secret", updatedAt: Date(timeIntervalSince1970: 1_767_222_001),
-                additionalFields: ["dpop_key": .object(["kty": .string("EC")])])
+                subject: "sub-1", updatedAt: Date(timeIntervalSince1970: 1_767_222_001),
+                additionalFields: ["dpop_key": .object(["kty": .string("EC")]), "client_secret": "keyring-secret"])
             try await store.save(session)
             #expect(try await store.load(key) == session)
             #expect(try await store.list().contains(key))

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import Testing
 
 /// DPoP, PAR, JWT client authentication and request objects against Glewlwyd (its

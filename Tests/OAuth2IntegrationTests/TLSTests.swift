@@ -18,7 +18,7 @@ extension Integration {
         }
 
         func clientCredentials(through transport: any HTTPTransport) async throws -> TokenSet {
-            let client = try OAuth2Client(metadata: Self.metadata, configuration: Server.glewlwyd.clientCredentials(), transport: transport)
+            let client = try OAuth2Client(metadata: Self.metadata, configuration: Server.glewlwyd.clientCredentials(), environment: HTTPEnvironment(transport: transport))
             return try await client.clientCredentials()
         }
 

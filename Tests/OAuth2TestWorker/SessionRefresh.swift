@@ -45,7 +45,7 @@ enum SessionRefreshWorker {
             metadata: metadata,
             configuration: ClientConfiguration(
                 clientID: env("OAUTH2_TEST_DOT_PW_ID", "pw"), clientSecret: env("OAUTH2_TEST_DOT_PW_SECRET", "pw-secret")),
-            interceptors: [counter])
+            environment: HTTPEnvironment(interceptors: [counter]))
         guard let session = try await Session.restore(client: client, store: store, account: arguments[1]) else {
             fail("no stored session for account \(arguments[1])")
         }

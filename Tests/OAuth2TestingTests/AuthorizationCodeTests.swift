@@ -112,8 +112,8 @@ struct AuthorizationCodeTests {
     func unregisteredRedirectURIIsRefused() async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
             for uri in ["http://127.0.0.1:53682/elsewhere", "http://localhost:53682/callback", "https://127.0.0.1:53682/callback"] {
-                let client = try await OAuth2Client.discover(
-                    issuer: provider.issuer,
+                let client = try await OAuth2Client(
+                    server: .issuer(provider.issuer),
                     configuration: ClientConfiguration(
                         clientID: TestProvider.Demo.publicClientID, redirectURI: URL(string: uri)!, scopes: ["openid"]))
                 let request = try client.authorizationRequest()
@@ -137,8 +137,8 @@ struct AuthorizationCodeTests {
                 ("fixed-port", "http://127.0.0.1:7000/cb", true),
                 ("fixed-port", "http://127.0.0.1:7001/cb", false),
             ] {
-                let client = try await OAuth2Client.discover(
-                    issuer: provider.issuer,
+                let client = try await OAuth2Client(
+                    server: .issuer(provider.issuer),
                     configuration: ClientConfiguration(clientID: clientID, redirectURI: URL(string: uri)!, scopes: ["openid"]))
                 let request = try client.authorizationRequest()
                 let outcome = try? await provider.followRedirect(from: request.url)

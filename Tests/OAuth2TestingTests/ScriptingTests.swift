@@ -152,8 +152,9 @@ struct ScriptingTests {
         try await TestProvider.withProvider(configuration: .demo) { provider in
             provider.register(TestProvider.Client(id: "late", secret: "late-secret", grantTypes: [.password]))
             provider.register(TestProvider.User(username: "carol", password: "carol-pw", claims: ["groups": ["admins"]]))
-            let client = try await OAuth2Client.discover(
-                issuer: provider.issuer, configuration: ClientConfiguration(clientID: "late", clientSecret: "late-secret", scopes: ["openid"]))
+            let client = try await OAuth2Client(
+                server: .issuer(provider.issuer),
+                configuration: ClientConfiguration(clientID: "late", clientSecret: "late-secret", scopes: ["openid"]))
             let tokens = try await client.password(username: "carol", password: "carol-pw")
             #expect(tokens.idTokenClaims?.subject == "carol")
             #expect(tokens.idTokenClaims?[claim: "groups"] == ["admins"])
@@ -169,8 +170,8 @@ struct ScriptingTests {
             return .body(200, Data("signed in".utf8), contentType: "text/plain")
         }) { listener in
             try await TestProvider.withProvider(configuration: .demo) { provider in
-                let client = try await OAuth2Client.discover(
-                    issuer: provider.issuer,
+                let client = try await OAuth2Client(
+                    server: .issuer(provider.issuer),
                     configuration: ClientConfiguration(
                         clientID: TestProvider.Demo.publicClientID, redirectURI: URL(string: "http://127.0.0.1:\(listener.port)/callback")!,
                         scopes: ["openid"]))

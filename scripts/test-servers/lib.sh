@@ -56,7 +56,8 @@ GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 
 # Debian packages each server needs (up.sh installs them all in one apt-get run).
 GLEWLWYD_DEBS="glewlwyd dbconfig-no-thanks sqlite3 jq curl openssl"
-DOT_DEBS="curl openssl"
+# strace: the CLI's end-to-end tests check which threads a cached `oauth2 token` starts.
+DOT_DEBS="curl openssl strace"
 AUTHGENT_DEBS="curl"
 # LemonLDAP::NG 2.16 (portal + FastCGI server behind an nginx of its own). With
 # --no-install-recommends these Recommends must be named: String::Random and IO::String (OIDC
@@ -71,10 +72,10 @@ TLS_DEBS="nginx curl openssl"
 POSTGRES_DEBS="postgresql-15 openssl"
 KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 # Not a server: the library the device sign-in's terminal QR code loads at run time (tested by
-# OAuth2LoopbackTests, which scripts/test tells to require it).
+# OAuth2InteractiveSignInTests, which scripts/test tells to require it).
 QR_DEBS="libqrencode4"
 # Not a server: the JavaScript engine that runs the loopback listener's fragment relay script
-# (the implicit grant) in OAuth2LoopbackTests, which scripts/test tells to require it.
+# (the implicit grant) in OAuth2InteractiveSignInTests, which scripts/test tells to require it.
 NODE_DEBS="nodejs"
 # Not a server: the headless browser (Chromium and its WebDriver) that signs in on the servers'
 # real login pages as $BROWSER (Tests/Support/browser/oauth2-browser; chromium.sh installs it

@@ -58,9 +58,10 @@ private struct Fixture: Sendable {
             issuer: URL(string: issuer)!, authorizationEndpoint: URL(string: issuer + "/authorize")!,
             tokenEndpoint: URL(string: issuer + "/token")!, jwksURI: URL(string: issuer + "/jwks")!,
             additionalFields: ["id_token_signing_alg_values_supported": .array([.string(algorithm.rawValue)])])
-        client = try OAuth2Client(
-            metadata: metadata, configuration: ClientConfiguration(clientID: clientID),
-            transport: KeySetTransport(body: jwks.jsonData))
+        client = try await OAuth2Client(
+            server: .metadata(metadata),
+            configuration: ClientConfiguration(clientID: clientID),
+            environment: HTTPEnvironment(transport: KeySetTransport(body: jwks.jsonData)))
         validator = client.idTokenValidator
         keys = jwks
         now = Date()

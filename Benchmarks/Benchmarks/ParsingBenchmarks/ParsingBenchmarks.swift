@@ -39,13 +39,13 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Authorization response parsing (code, state, iss)") { benchmark in
         let issuer = "https://op.example"
-        let client = try OAuth2Client(
-            metadata: ServerMetadata(
+        let client = try await OAuth2Client(
+            server: .metadata(ServerMetadata(
                 issuer: URL(string: issuer)!, authorizationEndpoint: URL(string: issuer + "/authorize")!,
                 tokenEndpoint: URL(string: issuer + "/token")!,
-                additionalFields: ["authorization_response_iss_parameter_supported": true]),
+                additionalFields: ["authorization_response_iss_parameter_supported": true])),
             configuration: ClientConfiguration(clientID: "bench-client", redirectURI: URL(string: "http://127.0.0.1:53682/callback")!))
-        let request = try client.authorizationRequest()
+        let request = try await client.startAuthorization()
         var callback = URLComponents(string: "http://127.0.0.1:53682/callback")!
         callback.queryItems = [
             URLQueryItem(name: "code", value: "SplxlOBeZQQYbYS6WxSbIA.a-longer-authorization-code-0123456789"),

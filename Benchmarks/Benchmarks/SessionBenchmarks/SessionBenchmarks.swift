@@ -45,12 +45,12 @@ final class TokenServer: @unchecked Sendable {
         await running?.shutdown()
     }
 
-    func client() throws -> OAuth2Client {
+    func client() async throws -> OAuth2Client {
         guard let base = lock.withLock({ server?.baseURL }) else { fatalError("TokenServer.start() first") }
-        return try OAuth2Client(
-            metadata: ServerMetadata(issuer: base, tokenEndpoint: base.appendingPathComponent("token")),
+        return try await OAuth2Client(
+            server: .metadata(ServerMetadata(issuer: base, tokenEndpoint: base.appendingPathComponent("token"))),
             configuration: ClientConfiguration(clientID: "benchmark", clientSecret: "s3cret"),
-            transport: transport)
+            environment: HTTPEnvironment(transport: transport))
     }
 }
 
@@ -106,8 +106,8 @@ enum SessionMemory {
 
     /// Bytes per session beyond the token characters, measured by creating them.
     static func measure() async throws -> (perSession: Int, sessions: [Session]) {
-        let client = try OAuth2Client(
-            metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
+        let client = try await OAuth2Client(
+            server: .metadata(ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!)),
             configuration: ClientConfiguration(clientID: "benchmark"))
         let store = MemoryTokenStore()
         let expiry = Date().addingTimeInterval(3600)
@@ -133,8 +133,8 @@ let benchmarks: @Sendable () -> Void = {
         "Session.authorize, cached token",
         configuration: .init(metrics: [.wallClock, .cpuTotal, .throughput, .mallocCountTotal], timeUnits: .nanoseconds, scalingFactor: .kilo, maxDuration: .seconds(3))
     ) { benchmark in
-        let client = try OAuth2Client(
-            metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
+        let client = try await OAuth2Client(
+            server: .metadata(ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!)),
             configuration: ClientConfiguration(clientID: "benchmark"))
         let tokens = TokenSet(accessToken: "an-access-token", refreshToken: "a-refresh-token", expiresAt: Date().addingTimeInterval(3600))
         let session = try await Session(client: client, tokens: tokens)
@@ -150,10 +150,10 @@ let benchmarks: @Sendable () -> Void = {
         "Token round trip, server answers after 5 ms",
         configuration: .init(metrics: [.wallClock], maxDuration: .seconds(5), maxIterations: 200),
         closure: { benchmark in
-            let client = try TokenServer.shared.client()
+            let client = try await TokenServer.shared.client()
             let tokens = expiredTokens()
             benchmark.startMeasurement()
-            blackHole(try await client.refresh(tokens))
+            blackHole(try await client.requestToken(.refreshToken(tokens.refreshToken ?? "")))
             benchmark.stopMeasurement()
         },
         setup: { try await TokenServer.shared.start() },
@@ -203,8 +203,8 @@ let benchmarks: @Sendable () -> Void = {
         "Session burst, 10,000 callers on a fresh token",
         configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 50)
     ) { benchmark in
-        let client = try OAuth2Client(
-            metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
+        let client = try await OAuth2Client(
+            server: .metadata(ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!)),
             configuration: ClientConfiguration(clientID: "benchmark"))
         let session = try await Session(client: client, tokens: TokenSet(accessToken: "at-1", expiresAt: Date().addingTimeInterval(3600)))
         benchmark.startMeasurement()
@@ -222,7 +222,7 @@ let benchmarks: @Sendable () -> Void = {
         "Session renewal, 1 caller on an expired token, server answers after 5 ms",
         configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 100),
         closure: { benchmark in
-            let session = try await Session(client: try TokenServer.shared.client(), tokens: expiredTokens())
+            let session = try await Session(client: try await TokenServer.shared.client(), tokens: expiredTokens())
             benchmark.startMeasurement()
             blackHole(try await session.freshAccessToken())
             benchmark.stopMeasurement()
@@ -235,7 +235,7 @@ let benchmarks: @Sendable () -> Void = {
         "Session burst, 10,000 callers on an expired token, server answers after 5 ms",
         configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(10), maxIterations: 50),
         closure: { benchmark in
-            let client = try TokenServer.shared.client()
+            let client = try await TokenServer.shared.client()
             let session = try await Session(client: client, tokens: expiredTokens())
             let before = TokenServer.shared.count
             benchmark.startMeasurement()

@@ -82,10 +82,10 @@ struct BenchClient {
         }
         let ahcTransport = ahc ? AsyncHTTPClientTransport() : nil
         let transport: any HTTPTransport = ahcTransport ?? URLSessionTransport()
-        let client = try OAuth2Client(
-            metadata: ServerMetadata(issuer: tokenURL, tokenEndpoint: tokenURL),
+        let client = try await OAuth2Client(
+            server: .metadata(ServerMetadata(issuer: tokenURL, tokenEndpoint: tokenURL)),
             configuration: ClientConfiguration(clientID: arguments[1], clientSecret: arguments[2]),
-            transport: transport)
+            environment: HTTPEnvironment(transport: transport))
 
         func run(_ n: Int) async throws {
             if inFlight == 1 {

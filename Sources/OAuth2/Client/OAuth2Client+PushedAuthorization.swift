@@ -11,11 +11,23 @@ extension OAuth2Client {
         metadata.requirePushedAuthorizationRequests == true || configuration.usePushedAuthorizationRequests
     }
 
-    /// Builds the authorization request the way this server and configuration want it:
-    /// pushed (``pushAuthorizationRequest(_:)``) when ``pushesAuthorizationRequests``, by
-    /// value (``authorizationRequest(_:)``) otherwise.
+    /// Starts a sign-in: the authorization request whose URL to open in a browser, and the
+    /// state, nonce and PKCE verifier to keep until the callback (pass it to
+    /// ``completeAuthorization(callbackURL:request:)``).
     ///
-    /// - Throws: what ``pushAuthorizationRequest(_:)`` or ``authorizationRequest(_:)`` throws.
+    /// PKCE (S256) and `state` are always on; a `nonce` is added when `openid` is among the
+    /// scopes; `dpop_jkt` with ``ClientConfiguration/dpop``; the parameters go in a signed
+    /// request object with ``ClientConfiguration/requestObject``. When
+    /// ``pushesAuthorizationRequests`` (the server requires it, or
+    /// ``ClientConfiguration/usePushedAuthorizationRequests``), the parameters are pushed to
+    /// the PAR endpoint (RFC 9126) first, authenticated as at the token endpoint and with a
+    /// DPoP proof when configured, and the URL carries only `client_id` and `request_uri`.
+    ///
+    /// - Throws: ``OAuth2Error/Code/missingEndpoint``; ``OAuth2Error/Code/insecureEndpoint``;
+    ///   for a pushed request, the server's error typed as at the token endpoint
+    ///   (`invalid_request`, `invalid_client` — also for an empty 401 or 403 —,
+    ///   `invalid_request_object`…), ``OAuth2Error/Code/invalidResponse`` for an answer
+    ///   without a usable `request_uri`, and transport errors.
     public func startAuthorization(_ options: AuthorizationOptions = AuthorizationOptions()) async throws -> AuthorizationRequest {
         if pushesAuthorizationRequests { return try await pushAuthorizationRequest(options) }
         return try authorizationRequest(options)
@@ -25,7 +37,7 @@ extension OAuth2Client {
     /// at the token endpoint, and returns the request whose URL carries only `client_id`
     /// and the `request_uri` the server returned.
     ///
-    /// The parameters are those of ``authorizationRequest(_:)`` — PKCE, `state`, `nonce`,
+    /// The parameters are those of `authorizationRequest(_:)` — PKCE, `state`, `nonce`,
     /// `dpop_jkt` — or, with ``ClientConfiguration/requestObject``, one signed `request`
     /// object holding them. With ``ClientConfiguration/dpop`` the push carries a DPoP proof
     /// too (RFC 9449 §10.1), retried once with the server's nonce when it asks for one.
@@ -34,7 +46,7 @@ extension OAuth2Client {
     ///   error, typed as at the token endpoint (`invalid_request`, `invalid_client` — also for
     ///   an empty 401 or 403 —, `invalid_request_object`…); ``OAuth2Error/Code/invalidResponse``
     ///   for an answer without a usable `request_uri`; transport errors.
-    public func pushAuthorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) async throws -> AuthorizationRequest {
+    package func pushAuthorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) async throws -> AuthorizationRequest {
         let url = try endpoint(metadata.pushedAuthorizationRequestEndpoint, "pushed authorization request endpoint")
         let draft = try AuthorizationDraft(metadata: metadata, configuration: configuration, options: options)
         let sentAt = now()

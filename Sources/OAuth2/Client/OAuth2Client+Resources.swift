@@ -14,7 +14,7 @@ extension OAuth2Client {
     /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` unless the URL is HTTPS or plain HTTP
     ///   to a loopback host; ``OAuth2Error/Code/invalidConfiguration`` for a DPoP token
     ///   without a DPoP key in the configuration, or a token type the library cannot send.
-    public func authorize(_ request: HTTPRequest, with tokens: TokenSet) async throws -> HTTPRequest {
+    package func authorize(_ request: HTTPRequest, with tokens: TokenSet) async throws -> HTTPRequest {
         try await authorize(request, accessToken: tokens.accessToken, tokenType: tokens.tokenType, nonce: nil)
     }
 
@@ -32,7 +32,7 @@ extension OAuth2Client {
     ///   - body: the request body (sent again on the retry).
     ///   - tokens: the tokens whose access token authorizes the request.
     /// - Throws: as ``authorize(_:with:)``; transport errors.
-    public func perform(_ request: HTTPRequest, body: Data? = nil, with tokens: TokenSet) async throws -> (HTTPResponse, Data) {
+    package func perform(_ request: HTTPRequest, body: Data? = nil, with tokens: TokenSet) async throws -> (HTTPResponse, Data) {
         try await send(request, body: body, accessToken: tokens.accessToken, tokenType: tokens.tokenType, kind: .resource)
     }
 
@@ -42,18 +42,10 @@ extension OAuth2Client {
         _ request: HTTPRequest, body: Data?, accessToken: String, tokenType: TokenType, kind: RequestKind
     ) async throws -> (HTTPResponse, Data) {
         let url = try Self.tokenDestination(request)
-        let used = tokenType == .dpop ? await dpopNonces.nonce(for: url) : nil
-        var authorized = try await authorize(request, accessToken: accessToken, tokenType: tokenType, nonce: used)
-        var (response, responseBody) = try await pipeline.send(authorized, body: body, kind: kind)
-        guard authorized.headerFields[.dpop] != nil else { return (response, responseBody) }
-        if let fresh = await dpopNonces.remember(from: response, for: url), fresh != used,
-            Self.asksForDPoPNonce(response, body: responseBody)
-        {
-            authorized = try await authorize(request, accessToken: accessToken, tokenType: tokenType, nonce: fresh)
-            (response, responseBody) = try await pipeline.send(authorized, body: body, kind: kind)
-            await dpopNonces.remember(from: response, for: url)
+        let sent = try await sendRetryingDPoPNonce(to: url, dpop: tokenType == .dpop, kind: kind) { nonce in
+            (try await authorize(request, accessToken: accessToken, tokenType: tokenType, nonce: nonce), body)
         }
-        return (response, responseBody)
+        return (sent.response, sent.responseBody)
     }
 
     private func authorize(_ request: HTTPRequest, accessToken: String, tokenType: TokenType, nonce: String?) async throws -> HTTPRequest {
@@ -78,16 +70,12 @@ extension OAuth2Client {
         return request
     }
 
-    /// The request's URL, if a token may go there: HTTPS, or plain HTTP to a loopback host.
+    /// The request's URL, if a token may go there (see ``EndpointPolicy/checkTokenDestination(_:)``).
     static func tokenDestination(_ request: HTTPRequest) throws(OAuth2Error) -> URL {
-        guard let url = request.url, let host = url.host, !host.isEmpty else {
+        try EndpointPolicy.checkTokenDestination(request)
+        guard let url = request.url else {
             throw .client(.invalidConfiguration, "The request has no absolute URL.")
         }
-        switch url.scheme?.lowercased() {
-        case "https": return url
-        case "http" where EndpointPolicy.isLoopback(host: host): return url
-        default:
-            throw .client(.insecureEndpoint, "An access token is sent over HTTPS only (plain HTTP only to a loopback host).")
-        }
+        return url
     }
 }

@@ -1,83 +1,52 @@
 import Foundation
-import Logging
 
 extension OAuth2Client {
-    /// Creates a client for `server`: discovers the metadata when `server` is an issuer
-    /// (through `cache`, see ``discover(issuer:configuration:transport:interceptors:logger:userAgent:cache:)``),
-    /// uses the given metadata otherwise.
-    ///
-    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for an unusable configuration;
-    ///   ``OAuth2Error/Code/insecureEndpoint`` when an endpoint is neither HTTPS nor on a
-    ///   loopback host; for an issuer, everything discovery throws
-    ///   (``OAuth2Error/Code/issuerMismatch``, transport and HTTP errors).
-    public init(
-        server: AuthorizationServer,
-        configuration: ClientConfiguration,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent,
-        cache: MetadataCache = .shared
-    ) async throws {
-        switch server {
-        case .issuer(let issuer):
-            self = try await OAuth2Client.discover(
-                issuer: issuer, configuration: configuration, transport: transport, interceptors: interceptors,
-                logger: logger, userAgent: userAgent, cache: cache)
-        case .metadata(let metadata):
-            try self.init(
-                metadata: metadata, configuration: configuration, transport: transport, interceptors: interceptors,
-                logger: logger, userAgent: userAgent)
-        }
-    }
-
-    /// Creates a client for a provider: `configuration` completed by the preset (see
-    /// ``ProviderPreset/applied(to:)``), against the preset's server (discovered when it
-    /// is an issuer).
+    #if URLSession
+    /// Creates a client for `server` — an issuer to discover, metadata you have, or a
+    /// provider's preset — with `configuration`, talking HTTP through `environment`.
     ///
     /// ```swift
     /// let client = try await OAuth2Client(
-    ///     preset: try .keycloak(baseURL: URL(string: "https://sso.example.com")!, realm: "main"),
-    ///     configuration: ClientConfiguration(clientID: "worker", clientSecret: secret))
+    ///     server: .issuer(URL(string: "https://accounts.example.com")!),
+    ///     configuration: ClientConfiguration(clientID: "cli", clientSecret: secret))
     /// ```
     ///
-    /// - Throws: what ``init(server:configuration:transport:interceptors:logger:userAgent:cache:)``
-    ///   throws.
-    public init(
-        preset: ProviderPreset,
-        configuration: ClientConfiguration,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent,
-        cache: MetadataCache = .shared
-    ) async throws {
-        try await self.init(
-            server: preset.server, configuration: preset.applied(to: configuration), transport: transport,
-            interceptors: interceptors, logger: logger, userAgent: userAgent, cache: cache)
+    /// An issuer is discovered through the environment's ``HTTPEnvironment/metadataCache``
+    /// (OpenID Connect Discovery, then RFC 8414 for the endpoints the first lacks); a
+    /// preset's own server is used, and the preset completes `configuration` (see
+    /// ``ProviderPreset/applied(to:)``). For settings read from a file, pass their
+    /// ``ClientSettings/server`` and ``ClientSettings/configuration``.
+    ///
+    /// - Parameters:
+    ///   - server: where the authorization server's endpoints are.
+    ///   - configuration: the client's identity and choices.
+    ///   - environment: the transport, interceptors, logger, `User-Agent` and metadata
+    ///     cache; ``URLSessionTransport/shared`` and the defaults unless you say otherwise.
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for an unusable configuration;
+    ///   ``OAuth2Error/Code/insecureEndpoint`` when an endpoint is neither HTTPS nor on a
+    ///   loopback host; for an issuer, ``OAuth2Error/Code/issuerMismatch`` when a document
+    ///   names another issuer, and transport and HTTP errors.
+    public init(server: AuthorizationServer, configuration: ClientConfiguration, environment: HTTPEnvironment = HTTPEnvironment()) async throws {
+        try await self.init(resolving: server, configuration: configuration, environment: environment)
     }
+    #else
+    /// Creates a client for `server` — an issuer to discover, metadata you have, or a
+    /// provider's preset — with `configuration`, talking HTTP through `environment` (without
+    /// the `URLSession` trait there is no default transport: name one).
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration``, ``OAuth2Error/Code/insecureEndpoint``;
+    ///   for an issuer, ``OAuth2Error/Code/issuerMismatch``, transport and HTTP errors.
+    public init(server: AuthorizationServer, configuration: ClientConfiguration, environment: HTTPEnvironment) async throws {
+        try await self.init(resolving: server, configuration: configuration, environment: environment)
+    }
+    #endif
 
-    /// Creates a client from settings read from a file (see ``ClientSettings``): their
-    /// configuration, against their server (discovered when the settings give only an
-    /// issuer).
-    ///
-    /// ```swift
-    /// let settings = try ClientSettings(contentsOf: URL(fileURLWithPath: "oauth2.json"))
-    /// let client = try await OAuth2Client(settings: settings)
-    /// ```
-    ///
-    /// - Throws: what ``init(server:configuration:transport:interceptors:logger:userAgent:cache:)``
-    ///   throws.
-    public init(
-        settings: ClientSettings,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent,
-        cache: MetadataCache = .shared
-    ) async throws {
-        try await self.init(
-            server: settings.server, configuration: settings.configuration, transport: transport,
-            interceptors: interceptors, logger: logger, userAgent: userAgent, cache: cache)
+    private init(resolving server: AuthorizationServer, configuration: ClientConfiguration, environment: HTTPEnvironment) async throws {
+        var configuration = configuration
+        if case .preset(let preset) = server { configuration = preset.applied(to: configuration) }
+        let pipeline = environment.pipeline().configured(by: configuration)
+        let now: @Sendable () -> Date = { Date() }
+        let metadata = try await environment.metadata(of: server, pipeline: pipeline, now: now)
+        try self.init(metadata: metadata, configuration: configuration, pipeline: pipeline, now: now)
     }
 }

@@ -10,8 +10,8 @@ import Logging
 /// an immutable `Sendable` value: share it freely between tasks.
 ///
 /// ```swift
-/// let client = try await OAuth2Client.discover(
-///     issuer: URL(string: "https://accounts.example.com")!,
+/// let client = try await OAuth2Client(
+///     server: .issuer(URL(string: "https://accounts.example.com")!),
 ///     configuration: ClientConfiguration(clientID: "cli", clientSecret: "s3cret"))
 /// let tokens = try await client.requestToken(.clientCredentials(scopes: ["read"]))
 /// ```
@@ -20,8 +20,8 @@ import Logging
 /// pass through unchanged).
 public struct OAuth2Client: Sendable {
     /// Everything a client holds, in one immutable object that its copies share: a copy of
-    /// a client (each ``Session`` keeps one) is one reference, not some 500 bytes of
-    /// metadata, configuration and transport. Changing the configuration of a copy gives
+    /// a client (each ``Session`` keeps one) is one reference, not a copy of its metadata,
+    /// configuration and transport. Changing the configuration of a copy gives
     /// it a storage of its own.
     final class Storage: Sendable {
         let metadata: ServerMetadata
@@ -91,38 +91,22 @@ public struct OAuth2Client: Sendable {
     /// Whether `other` is this client or an unchanged copy of it (one storage).
     func isSameStorage(as other: OAuth2Client) -> Bool { storage === other.storage }
 
-    /// The `User-Agent` sent when the request has none.
-    public static let defaultUserAgent = "swift-oauth2/0.1"
-
-    /// The logger used when none is given: label `swift-oauth2`.
-    public static var defaultLogger: Logger { Logger(label: "swift-oauth2") }
-
-    /// Creates a client for a server whose metadata you have.
-    ///
-    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for an unusable configuration;
-    ///   ``OAuth2Error/Code/insecureEndpoint`` when an endpoint is neither HTTPS nor on a
-    ///   loopback host.
-    public init(
-        metadata: ServerMetadata,
-        configuration: ClientConfiguration,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent
-    ) throws {
+    /// Creates a client for a server whose metadata you have, synchronously: the package's
+    /// own entry for tests and tools that build metadata by hand.
+    /// ``init(server:configuration:environment:)`` is the public way.
+    #if URLSession
+    package init(metadata: ServerMetadata, configuration: ClientConfiguration, environment: HTTPEnvironment = HTTPEnvironment()) throws(OAuth2Error) {
         try self.init(
-            metadata: metadata,
-            configuration: configuration,
-            pipeline: HTTPPipeline(
-                transport: transport,
-                interceptors: interceptors,
-                logger: logger,
-                userAgent: userAgent,
-                additionalHeaders: configuration.additionalHeaders
-            ).configured(by: configuration),
-            now: { Date() }
-        )
+            metadata: metadata, configuration: configuration,
+            pipeline: environment.pipeline().configured(by: configuration), now: { Date() })
     }
+    #else
+    package init(metadata: ServerMetadata, configuration: ClientConfiguration, environment: HTTPEnvironment) throws(OAuth2Error) {
+        try self.init(
+            metadata: metadata, configuration: configuration,
+            pipeline: environment.pipeline().configured(by: configuration), now: { Date() })
+    }
+    #endif
 
     init(
         metadata: ServerMetadata,
@@ -143,43 +127,6 @@ public struct OAuth2Client: Sendable {
         }
         storage = Storage(
             metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: DPoPNonceCache())
-    }
-
-    /// Discovers the issuer's metadata (OpenID Connect Discovery, then RFC 8414) and
-    /// creates a client for it.
-    ///
-    /// - Parameters:
-    ///   - issuer: the issuer identifier; each document's `issuer` must equal it exactly.
-    ///   - configuration: the client's configuration.
-    ///   - transport: what sends the requests.
-    ///   - interceptors: hooks around every request, in order.
-    ///   - logger: where requests and failures are logged.
-    ///   - userAgent: the `User-Agent` sent when a request has none.
-    ///   - cache: where discovered metadata is kept; concurrent discoveries of one
-    ///     issuer share one fetch.
-    /// - Throws: ``OAuth2Error/Code/issuerMismatch`` when a document names another issuer;
-    ///   ``OAuth2Error/Code/insecureEndpoint``; transport and HTTP errors.
-    public static func discover(
-        issuer: URL,
-        configuration: ClientConfiguration,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent,
-        cache: MetadataCache = .shared
-    ) async throws -> OAuth2Client {
-        let pipeline = HTTPPipeline(
-            transport: transport,
-            interceptors: interceptors,
-            logger: logger,
-            userAgent: userAgent,
-            additionalHeaders: configuration.additionalHeaders
-        ).configured(by: configuration)
-        let now: @Sendable () -> Date = { Date() }
-        let metadata = try await cache.metadata(for: issuer) {
-            try await Discovery.fetch(issuer: issuer, pipeline: pipeline, now: now)
-        }
-        return try OAuth2Client(metadata: metadata, configuration: configuration, pipeline: pipeline, now: now)
     }
 
     /// The logger this client writes to.
@@ -207,281 +154,5 @@ public struct OAuth2Client: Sendable {
             throw .client(.missingEndpoint, "The server has no \(name).")
         }
         return url
-    }
-}
-
-// MARK: - Authorization code flow
-
-extension OAuth2Client {
-    /// Builds an authorization request: the URL to open in a browser, and the state, nonce
-    /// and PKCE verifier to keep until the callback.
-    ///
-    /// PKCE (S256) and `state` are always on; a `nonce` is added when `openid` is among the
-    /// scopes; `dpop_jkt` with ``ClientConfiguration/dpop``; the parameters go in a signed
-    /// request object with ``ClientConfiguration/requestObject``.
-    ///
-    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when the request must be pushed
-    ///   (the server requires it, or ``ClientConfiguration/usePushedAuthorizationRequests``):
-    ///   use ``startAuthorization(_:)``, which pushes it; ``OAuth2Error/Code/missingEndpoint``;
-    ///   ``OAuth2Error/Code/insecureEndpoint``.
-    public func authorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) throws
-        -> AuthorizationRequest
-    {
-        if pushesAuthorizationRequests {
-            throw OAuth2Error.client(
-                .invalidConfiguration, "Authorization requests to this server are pushed (RFC 9126): use startAuthorization(_:).")
-        }
-        return try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now())
-    }
-
-    /// Checks a callback (state, `iss`, errors) and exchanges its code for tokens.
-    ///
-    /// - Parameters:
-    ///   - callbackURL: the URL the browser was redirected to.
-    ///   - request: the request that started the flow.
-    /// - Throws: ``OAuth2Error/Code/stateMismatch``, ``OAuth2Error/Code/issuerMismatch``,
-    ///   the authorization server's error (`access_denied`…), or the token endpoint's.
-    ///   A callback that fails a check never reaches the token endpoint.
-    public func completeAuthorization(callbackURL: URL, request: AuthorizationRequest) async throws -> TokenSet {
-        let response = try AuthorizationResponse(callbackURL: callbackURL, request: request)
-        return try await exchangeCode(response, request: request)
-    }
-
-    /// Exchanges a checked authorization code for tokens.
-    public func exchangeCode(_ response: AuthorizationResponse, request: AuthorizationRequest) async throws -> TokenSet {
-        let grant = Grant.authorizationCode(
-            code: response.code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
-        let tokens = try await tokenRequest(grant, requestedScopes: request.scopes)
-        guard tokens.idToken != nil || request.nonce == nil else {
-            // OIDC Core §3.1.3.3: a token response to an `openid` request carries an ID token.
-            throw OAuth2Error(.invalidIDToken, source: .client, message: "The token response to an OpenID Connect request has no ID token.",
-                underlyingError: JOSEError(.malformed, "missing id_token"))
-        }
-        try await validateIDToken(
-            in: tokens,
-            expecting: IDTokenValidator.Expectations(nonce: request.nonce, maxAge: request.maxAge, accessToken: tokens.accessToken, authorizationCode: response.code))
-        return tokens
-    }
-}
-
-// MARK: - Token endpoint
-
-extension OAuth2Client {
-    /// Sends a grant to the token endpoint and returns the tokens.
-    ///
-    /// The client authenticates with the configured method (or the one chosen from
-    /// `token_endpoint_auth_methods_supported`); the configuration's extra token
-    /// parameters and headers are added. With ``ClientConfiguration/dpop`` the request
-    /// carries a DPoP proof (retried once with the server's nonce when it asks for one), and
-    /// a `Bearer` answer is refused with ``OAuth2Error/Code/unboundToken`` unless
-    /// ``DPoPOptions/allowsBearerTokens``.
-    ///
-    /// - Parameters:
-    ///   - grant: the grant to send.
-    ///   - requestedScopes: the scopes to assume when the response omits `scope`
-    ///     (defaults to the grant's).
-    ///
-    /// An ID token in the response is verified (without a nonce: none was sent) before the
-    /// tokens are returned; if it fails, the call throws and no token is returned.
-    public func requestToken(_ grant: Grant, requestedScopes: [String]? = nil) async throws -> TokenSet {
-        let tokens = try await tokenRequest(grant, requestedScopes: requestedScopes)
-        try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
-        return tokens
-    }
-
-    /// The token request itself, without ID-token validation.
-    func tokenRequest(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
-        let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
-        var parameters: [(String, String)] = [("grant_type", grant.type)]
-        parameters += grant.parameters
-        return try await post(
-            url, parameters: parameters, kind: .token,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true
-        ) { response, body, sentAt in
-            let tokens = try TokenSet.parse(
-                response: response,
-                body: body,
-                requestedScopes: requestedScopes ?? grant.requestedScopes,
-                sentAt: sentAt,
-                receivedAt: now(),
-                quirks: configuration.quirks
-            )
-            try checkBinding(of: tokens, statusCode: response.status.code)
-            return tokens
-        }
-    }
-
-    /// RFC 9449 §5: a server that ignored the proof issued a token anyone holding it can
-    /// use; refused unless ``DPoPOptions/allowsBearerTokens``.
-    func checkBinding(of tokens: TokenSet, statusCode: Int) throws(OAuth2Error) {
-        if let dpop = configuration.dpop, tokens.tokenType != .dpop, !dpop.allowsBearerTokens {
-            throw OAuth2Error(
-                .unboundToken, source: .server,
-                message: "The token endpoint answered a DPoP token request with a \(tokens.tokenType) token; set DPoPOptions.allowsBearerTokens to accept it.",
-                statusCode: statusCode)
-        }
-    }
-
-    /// `client_credentials`: tokens for the client itself.
-    public func clientCredentials(scopes: [String]? = nil) async throws -> TokenSet {
-        try await requestToken(.clientCredentials(scopes: scopes ?? configuration.scopes))
-    }
-
-    /// `password`: the resource owner's credentials (legacy servers only; RFC 9700 forbids
-    /// it for new deployments).
-    public func password(username: String, password: String, scopes: [String]? = nil) async throws -> TokenSet {
-        try await requestToken(.password(username: username, password: password, scopes: scopes ?? configuration.scopes))
-    }
-
-    /// Refreshes `tokens` and merges the answer into them: a response without a refresh
-    /// token keeps the current one (Glewlwyd), one with a new refresh token replaces it
-    /// (rotation, as django-oauth-toolkit does). A new ID token is verified and must name
-    /// the same issuer and subject as the current one; if it fails, nothing is returned.
-    ///
-    /// Empty `scopes` keep the grant's scopes and send none — unless the configuration has
-    /// ``ServerQuirks/scopesOnRefresh``, which sends the configuration's scopes.
-    ///
-    /// - Throws: ``OAuth2Error/Code/invalidRequest`` when `tokens` has no refresh token;
-    ///   `invalid_grant` (``OAuth2Error/requiresReauthorization``) — also for an HTTP 400
-    ///   without an error object, Glewlwyd's answer — when the refresh token is
-    ///   dead.
-    public func refresh(_ tokens: TokenSet, scopes: [String] = []) async throws -> TokenSet {
-        guard let refreshToken = tokens.refreshToken else {
-            throw OAuth2Error.client(.invalidRequest, "The token set has no refresh token.")
-        }
-        var sentScopes = scopes
-        if sentScopes.isEmpty, configuration.quirks.contains(.scopesOnRefresh) { sentScopes = configuration.scopes }
-        let refreshed: TokenSet
-        do {
-            refreshed = try await tokenRequest(
-                .refreshToken(refreshToken, scopes: sentScopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
-        } catch let error as OAuth2Error where error.inferredFromStatus && error.statusCode == 400 {
-            // Glewlwyd answers a revoked, expired or unknown refresh token with an empty 400,
-            // as it answers a wrong secret with an empty 403 (read as invalid_client).
-            var refused = error
-            refused.code = .invalidGrant
-            refused.message = "HTTP 400 without an error object in answer to a refresh: the server refused the refresh token."
-            throw refused
-        }
-        // OIDC Core §12.2: a new ID token names the same issuer and subject as the first.
-        try await validateIDToken(
-            in: refreshed,
-            expecting: IDTokenValidator.Expectations(accessToken: refreshed.accessToken, previous: tokens.idTokenClaims))
-        return tokens.merging(refreshed: refreshed)
-    }
-}
-
-// MARK: - Revocation and introspection
-
-extension OAuth2Client {
-    /// Revokes a token (RFC 7009). Revoking a refresh token usually revokes the access
-    /// tokens issued with it.
-    ///
-    /// Per RFC 7009 §2.2 a server answers 200 for an unknown or already invalid token too,
-    /// so success means "this token no longer works", not "this token existed".
-    public func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
-        let url = try endpoint(metadata.revocationEndpoint, "revocation endpoint")
-        var parameters = [("token", token)]
-        if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
-        try await post(
-            url, parameters: parameters, kind: .revocation,
-            authMethods: metadata.revocationEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported
-        ) { response, body, _ in
-            let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
-            if let error = ResponseParsing.error(in: response, members: members, kind: .revocation, now: now()) {
-                throw error
-            }
-        }
-    }
-
-    /// Asks the introspection endpoint (RFC 7662) whether a token is active, and what it
-    /// grants.
-    public func introspect(_ token: String, hint: TokenTypeHint? = nil) async throws -> IntrospectionResponse {
-        let url = try endpoint(metadata.introspectionEndpoint, "introspection endpoint")
-        var parameters = [("token", token)]
-        if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
-        return try await post(
-            url, parameters: parameters, kind: .introspection,
-            authMethods: metadata.introspectionEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported
-        ) { response, body, _ in
-            try IntrospectionResponse.parse(response: response, body: body, receivedAt: now())
-        }
-    }
-}
-
-// MARK: - Sending
-
-extension OAuth2Client {
-    /// POSTs an authenticated form request: the client's authentication is applied, the
-    /// configuration's extras for `kind` are added. `read` gets the response, its body and
-    /// the time the request was sent; an ``OAuth2Error`` it throws leaves with every secret
-    /// the request carried withheld from the server's text (see ``HeldSecrets``).
-    ///
-    /// With `dpop` (and ``ClientConfiguration/dpop`` set), the request carries a DPoP proof
-    /// with the server's latest nonce; an answer asking for another nonce
-    /// (`use_dpop_nonce` with a `DPoP-Nonce` header) is retried once with it. A retry is a
-    /// new request: new client assertion, new proof.
-    func post<Answer>(
-        _ url: URL,
-        parameters: [(String, String)],
-        kind: RequestKind,
-        authMethods: [String]?,
-        dpop: Bool = false,
-        read: (HTTPResponse, Data, Date) throws -> Answer
-    ) async throws -> Answer {
-        let key = dpop ? configuration.dpop?.key : nil
-        var nonce = key == nil ? nil : await dpopNonces.nonce(for: url)
-        var retried = false
-        while true {
-            var request = try HTTPRequest.make(method: .post, url: url)
-            request.headerFields[.contentType] = "application/x-www-form-urlencoded"
-            var parameters = parameters
-            let method = configuration.resolvedAuthenticationMethod(supported: authMethods)
-            try ClientAuthentication.apply(
-                method, configuration: configuration, endpoint: url, metadata: metadata, now: now(),
-                to: &request, parameters: &parameters)
-            parameters.appendExtras(configuration.additionalParameters[kind] ?? [:])
-            if let key { request.headerFields[.dpop] = try Self.proof(key, method: .post, url: url, nonce: nonce, now: now()) }
-            let body = Data(FormURLEncoding.encode(parameters).utf8)
-            let sentAt = now()
-            let (response, responseBody) = try await pipeline.send(request, body: body, kind: kind)
-            // (The cache is an actor: no hop to it for the usual response without a nonce.)
-            let fresh = response.headerFields[.dpopNonce] == nil ? nil : await dpopNonces.remember(from: response, for: url)
-            if key != nil, !retried, let fresh, fresh != nonce, Self.asksForDPoPNonce(response, body: responseBody) {
-                nonce = fresh
-                retried = true
-                continue
-            }
-            do {
-                return try read(response, responseBody, sentAt)
-            } catch let error as OAuth2Error {
-                throw error.withholding(HeldSecrets(request: request, body: body))
-            }
-        }
-    }
-
-    /// A signed DPoP proof, or ``OAuth2Error/Code/invalidConfiguration`` when the key cannot sign.
-    static func proof(
-        _ key: DPoPKey, method: HTTPRequest.Method, url: URL, accessToken: String? = nil, nonce: String?, now: Date
-    ) throws(OAuth2Error) -> String {
-        do {
-            return try key.proof(method: method, url: url, accessToken: accessToken, nonce: nonce, issuedAt: now)
-        } catch {
-            throw OAuth2Error(.invalidConfiguration, source: .client, message: "The DPoP proof cannot be signed: \(error.message)", underlyingError: error)
-        }
-    }
-
-    /// `true` when a response refuses a DPoP proof for want of a (new) nonce: the
-    /// authorization server's `{"error": "use_dpop_nonce"}` (RFC 9449 §8) or a resource
-    /// server's `WWW-Authenticate: DPoP error="use_dpop_nonce"` (§9).
-    static func asksForDPoPNonce(_ response: HTTPResponse, body: Data) -> Bool {
-        guard response.status.kind == .clientError else { return false }
-        let code = OAuth2Error.Code.useDPoPNonce.rawValue
-        for value in response.headerFields[values: .wwwAuthenticate] {
-            if let challenge = WWWAuthenticate(value), challenge.scheme.lowercased() == "dpop", challenge.parameters["error"] == code {
-                return true
-            }
-        }
-        return ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])?["error"]?.stringValue == code
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Where a client finds its authorization server's endpoints: discovered from an issuer,
-/// or given one by one for servers that publish no metadata (GitHub, Facebook, Reddit…).
+/// given one by one for servers that publish no metadata, or a provider's preset (GitHub,
+/// Google, Keycloak…), which also completes the client's configuration.
 ///
 /// ```swift
 /// let okta = AuthorizationServer.issuer(URL(string: "https://dev-1.okta.com/oauth2/default")!)
@@ -9,19 +10,27 @@ import Foundation
 ///     authorizationEndpoint: URL(string: "https://github.com/login/oauth/authorize")!,
 ///     tokenEndpoint: URL(string: "https://github.com/login/oauth/access_token")!))
 /// let client = try await OAuth2Client(server: okta, configuration: configuration)
+/// let gitHub = try await OAuth2Client(server: .preset(.github), configuration: configuration)
 /// ```
+///
+/// Settings read from a file carry both halves: `OAuth2Client(server: settings.server,
+/// configuration: settings.configuration)`.
 public enum AuthorizationServer: Sendable, Hashable, CustomStringConvertible {
-    /// Discover the metadata from this issuer (OpenID Connect Discovery, then RFC 8414;
-    /// see ``OAuth2Client/discover(issuer:configuration:transport:interceptors:logger:userAgent:cache:)``).
+    /// Discover the metadata from this issuer: OpenID Connect Discovery, then RFC 8414 for
+    /// the endpoints the first lacks; each document's `issuer` must equal this URL exactly.
     case issuer(URL)
     /// Use these endpoints as they are; nothing is fetched.
     case metadata(ServerMetadata)
+    /// The preset's server; the preset also completes the client's configuration (see
+    /// ``ProviderPreset/applied(to:)``).
+    indirect case preset(ProviderPreset)
 
     /// The issuer, when one is known (the discovery URL, or the metadata's `issuer`).
     public var issuer: String? {
         switch self {
         case .issuer(let url): return url.absoluteString
         case .metadata(let metadata): return metadata.issuer
+        case .preset(let preset): return preset.server.issuer
         }
     }
 
@@ -31,6 +40,7 @@ public enum AuthorizationServer: Sendable, Hashable, CustomStringConvertible {
         case .issuer(let url): return "issuer(\(Redactor.url(url)))"
         case .metadata(let metadata):
             return "metadata(token endpoint: \(metadata.tokenEndpoint.map(Redactor.url) ?? "none"))"
+        case .preset(let preset): return "preset(\(preset.name): \(preset.server))"
         }
     }
 
@@ -48,6 +58,9 @@ public enum AuthorizationServer: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .issuer(let url):
             return .issuer(try Self.rebase(url, onto: baseURL))
+        case .preset(var preset):
+            preset.server = try preset.server.rebased(onto: baseURL)
+            return .preset(preset)
         case .metadata(let metadata):
             var fields = metadata.fields
             for (name, value) in metadata.fields {

@@ -1,60 +1,6 @@
 import Foundation
 import HTTPTypes
 
-/// The kinds of request the client sends, used to attach extra parameters and headers to
-/// one kind only (and to tell interceptors what they are looking at).
-public enum RequestKind: String, Sendable, Hashable, CaseIterable {
-    /// Metadata discovery (`.well-known` documents).
-    case discovery
-    /// The front-channel authorization request (a URL, not sent by the client).
-    case authorization
-    /// Any request to the token endpoint.
-    case token
-    /// Token revocation (RFC 7009).
-    case revocation
-    /// Token introspection (RFC 7662).
-    case introspection
-    /// The OpenID Connect UserInfo endpoint.
-    case userInfo
-    /// Device authorization (RFC 8628).
-    case deviceAuthorization
-    /// Pushed authorization requests (RFC 9126).
-    case pushedAuthorization
-    /// Dynamic client registration (RFC 7591).
-    case registration
-    /// The JWKS document.
-    case jwks
-    /// A request to a resource server (an API), sent by a ``Session`` with the access token.
-    case resource
-}
-
-/// How the client authenticates to the token, revocation and introspection endpoints
-/// (RFC 6749 §2.3, OIDC Core §9). An open set, spelled as the metadata spells it.
-public struct ClientAuthenticationMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
-    /// The registered name (`client_secret_basic`…).
-    public let rawValue: String
-    /// Creates a method from its registered name.
-    public init(rawValue: String) { self.rawValue = rawValue }
-    /// Creates a method from a string literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
-    /// The registered name.
-    public var description: String { rawValue }
-
-    /// HTTP Basic with the form-urlencoded client id and secret (RFC 6749 §2.3.1).
-    public static let clientSecretBasic: Self = "client_secret_basic"
-    /// `client_id` and `client_secret` in the request body.
-    public static let clientSecretPost: Self = "client_secret_post"
-    /// A public client: `client_id` in the body, no secret.
-    public static let none: Self = "none"
-    /// A JWT signed with the client secret (HMAC), RFC 7523 §2.2 / OIDC Core §9.
-    public static let clientSecretJWT: Self = "client_secret_jwt"
-    /// A JWT signed with the client's private key (``ClientConfiguration/privateKey``),
-    /// RFC 7523 §2.2 / OIDC Core §9.
-    public static let privateKeyJWT: Self = "private_key_jwt"
-}
-
 /// Everything the client knows about itself: identity, credentials, redirect URI, default
 /// scopes, and the extras some servers need.
 ///
@@ -94,7 +40,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// lifetime, HMAC algorithm).
     public var clientAssertion = ClientAssertionOptions()
     /// DPoP (RFC 9449): when set, every token request (refresh included), pushed
-    /// authorization request and UserInfo or ``OAuth2Client/perform(_:body:with:)`` request
+    /// authorization request and UserInfo or ``Session/perform(_:body:)`` request
     /// carries a proof signed with its key, and authorization requests carry `dpop_jkt`.
     public var dpop: DPoPOptions? = nil
     /// Push authorization requests (RFC 9126) even when the server does not require it.
@@ -211,45 +157,5 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if requestObject != nil { parts.append("requestObject: signed") }
         if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
-    }
-}
-
-/// The rule every endpoint obeys: HTTPS, except on a loopback host (127.0.0.0/8, ::1,
-/// `localhost`), where plain HTTP is allowed for development and native-app redirects.
-package enum EndpointPolicy {
-    /// Throws ``OAuth2Error/Code/insecureEndpoint`` unless `url` may be used as an endpoint.
-    /// - Parameter name: the endpoint's name, for the error message.
-    public static func validate(_ url: URL, name: String) throws(OAuth2Error) {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw .client(.insecureEndpoint, "The \(name) is not an absolute URL.")
-        }
-        if url.fragment != nil {
-            throw .client(.invalidConfiguration, "The \(name) must not have a fragment (RFC 6749 §3.1).")
-        }
-        switch scheme {
-        case "https":
-            return
-        case "http" where isLoopback(host: host):
-            return
-        default:
-            throw .client(
-                .insecureEndpoint,
-                "The \(name) \(Redactor.url(url)) must use HTTPS (plain HTTP is allowed only on loopback hosts)."
-            )
-        }
-    }
-
-    /// `true` for `localhost`, any 127.0.0.0/8 address and `::1`.
-    public static func isLoopback(host rawHost: String) -> Bool {
-        var host = rawHost.lowercased()
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host == "localhost" { return true }
-        if host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { octet in
-            guard let value = UInt8(octet), octet.count <= 3 else { return false }
-            return String(value) == octet || octet == "0"
-        }
     }
 }

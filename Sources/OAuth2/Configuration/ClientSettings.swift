@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Settings give a ``ClientConfiguration`` and an ``AuthorizationServer`` (endpoints, or an
 /// issuer to discover), plus what some formats carry besides (a post-logout redirect URI,
-/// p2's `token_assume_unexpired`). ``OAuth2Client/init(settings:transport:interceptors:logger:userAgent:cache:)``
+/// p2's `token_assume_unexpired`). ``OAuth2Client/init(server:configuration:environment:)``
 /// builds a client from them.
 ///
 /// ```swift

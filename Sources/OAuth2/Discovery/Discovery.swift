@@ -101,8 +101,7 @@ package enum Discovery {
 /// Discovered metadata, cached per issuer, with concurrent lookups of one issuer sharing
 /// one fetch.
 public actor MetadataCache {
-    /// The cache ``OAuth2Client/discover(issuer:configuration:transport:interceptors:logger:userAgent:cache:)``
-    /// uses by default.
+    /// The cache an ``HTTPEnvironment`` uses by default.
     public static let shared = MetadataCache()
 
     private struct Entry {

@@ -41,6 +41,21 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
     public var serverCode: String?
     /// The lower-level error (URLError, NIO or TLS errors), when there is one.
     public var underlyingError: (any Error & Sendable)?
+    /// For ``Code/timeout`` of an exchange: the request deadline that ran out.
+    public var deadline: Duration?
+    /// For ``Code/signInRequired``: why the session cannot go on without a sign-in.
+    public var signInReason: SignInReason?
+
+    /// Why a ``Session`` needs a new sign-in (``Code/signInRequired``).
+    public enum SignInReason: String, Sendable, Hashable {
+        /// The store holds no tokens for the session.
+        case noTokens
+        /// The access token expired and there is no refresh token to renew it.
+        case noRefreshToken
+        /// The server refused the refresh token (``serverCode`` says how); the tokens were
+        /// removed.
+        case refreshTokenRefused
+    }
     /// `true` when the server sent no error object and the code was inferred from the
     /// HTTP status alone.
     var inferredFromStatus = false

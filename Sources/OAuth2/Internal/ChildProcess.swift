@@ -19,7 +19,7 @@ import Darwin
 /// at a page-aligned address). Here the closing is `posix_spawn_file_actions_addclosefrom_np`
 /// (glibc 2.34 and later) or `POSIX_SPAWN_CLOEXEC_DEFAULT` (Darwin), done by the C library.
 @_spi(Tooling)
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     /// What a standard descriptor of the child is connected to.
     public enum Stream: Sendable {
         /// `/dev/null`.
@@ -59,9 +59,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// The writing end of the child's standard input, when it is a `.pipe`.
     public let standardInput: FileHandle?
 
-    private let lock = NSLock()
-    private let reaping = NSLock()  // one waitpid at a time
-    private var ended: Termination?
+    /// How the child ended, once reaped.
+    private let ended = Locked<Termination?>(nil)
+    /// Held for the whole wait: one `waitpid` at a time.
+    private let reaping = Locked(())
 
     private init(pid: pid_t, input: FileHandle?, output: FileHandle?, error: FileHandle?) {
         processIdentifier = pid
@@ -153,7 +154,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends `signal` to the child (nothing once it has been reaped).
     public func send(_ signal: Int32) {
-        lock.withLock {
+        ended.withLock { ended in
             if ended == nil { _ = kill(processIdentifier, signal) }
         }
     }
@@ -161,14 +162,14 @@ public final class ChildProcess: @unchecked Sendable {
     /// Blocks until the child ends; returns how (every call, the same answer).
     @discardableResult
     public func waitUntilExit() -> Termination {
-        reaping.withLock {
-            if let ended = lock.withLock({ ended }) { return ended }
+        reaping.withLock { _ in
+            if let ended = ended.withLock({ $0 }) { return ended }
             var status: Int32 = 0
             var result: pid_t
             repeat { result = waitpid(processIdentifier, &status, 0) } while result == -1 && errno == EINTR
             let low = status & 0x7f
             let termination: Termination = low == 0 ? .exited((status >> 8) & 0xff) : .signalled(low)
-            lock.withLock { ended = termination }
+            ended.withLock { $0 = termination }
             return termination
         }
     }

@@ -10,7 +10,7 @@ import Logging
 /// interceptors and logger. Like the client it is immutable and `Sendable`.
 ///
 /// ```swift
-/// let registrar = try await ClientRegistrar.discover(issuer: issuer)
+/// let registrar = try await ClientRegistrar(server: .issuer(issuer))
 /// var metadata = ClientMetadata(redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!])
 /// metadata.clientName = "my tool"
 /// let registration = try await registrar.register(metadata)
@@ -28,22 +28,40 @@ public struct ClientRegistrar: Sendable {
     let pipeline: HTTPPipeline
     let now: @Sendable () -> Date
 
-    /// Creates a registrar for a server whose metadata you have (a p2-style settings file's
-    /// `registration_uri` becomes its ``ServerMetadata/registrationEndpoint``).
+    #if URLSession
+    /// Creates a registrar for `server` — an issuer to discover, metadata you have (a
+    /// p2-style settings file's `registration_uri` becomes its
+    /// ``ServerMetadata/registrationEndpoint``), or a provider's preset — talking HTTP
+    /// through `environment`, as ``OAuth2Client/init(server:configuration:environment:)`` does.
     ///
     /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` when the registration endpoint is
-    ///   neither HTTPS nor on a loopback host.
-    public init(
-        metadata: ServerMetadata,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent
-    ) throws {
-        try self.init(
-            metadata: metadata,
-            pipeline: HTTPPipeline(transport: transport, interceptors: interceptors, logger: logger, userAgent: userAgent, additionalHeaders: [:]),
-            now: { Date() })
+    ///   neither HTTPS nor on a loopback host; for an issuer, what discovery throws.
+    public init(server: AuthorizationServer, environment: HTTPEnvironment = HTTPEnvironment()) async throws {
+        try await self.init(resolving: server, environment: environment)
+    }
+
+    package init(metadata: ServerMetadata, environment: HTTPEnvironment = HTTPEnvironment()) throws(OAuth2Error) {
+        try self.init(metadata: metadata, pipeline: environment.pipeline(), now: { Date() })
+    }
+    #else
+    /// Creates a registrar for `server` — an issuer to discover, metadata you have, or a
+    /// provider's preset — talking HTTP through `environment` (without the `URLSession`
+    /// trait there is no default transport: name one).
+    ///
+    /// - Throws: ``OAuth2Error/Code/insecureEndpoint``; for an issuer, what discovery throws.
+    public init(server: AuthorizationServer, environment: HTTPEnvironment) async throws {
+        try await self.init(resolving: server, environment: environment)
+    }
+
+    package init(metadata: ServerMetadata, environment: HTTPEnvironment) throws(OAuth2Error) {
+        try self.init(metadata: metadata, pipeline: environment.pipeline(), now: { Date() })
+    }
+    #endif
+
+    private init(resolving server: AuthorizationServer, environment: HTTPEnvironment) async throws {
+        let pipeline = environment.pipeline()
+        let now: @Sendable () -> Date = { Date() }
+        try self.init(metadata: try await environment.metadata(of: server, pipeline: pipeline, now: now), pipeline: pipeline, now: now)
     }
 
     init(metadata: ServerMetadata, pipeline: HTTPPipeline, now: @escaping @Sendable () -> Date) throws(OAuth2Error) {
@@ -53,27 +71,6 @@ public struct ClientRegistrar: Sendable {
         self.metadata = metadata
         self.pipeline = pipeline
         self.now = now
-    }
-
-    /// Discovers the issuer's metadata (as ``OAuth2Client/discover(issuer:configuration:transport:interceptors:logger:userAgent:cache:)``
-    /// does: OpenID Connect, then RFC 8414 for the endpoints the first lacks) and creates a
-    /// registrar for it.
-    ///
-    /// - Throws: what discovery throws.
-    public static func discover(
-        issuer: URL,
-        transport: any HTTPTransport,
-        interceptors: [any HTTPInterceptor] = [],
-        logger: Logger = OAuth2Client.defaultLogger,
-        userAgent: String = OAuth2Client.defaultUserAgent,
-        cache: MetadataCache = .shared
-    ) async throws -> ClientRegistrar {
-        let pipeline = HTTPPipeline(transport: transport, interceptors: interceptors, logger: logger, userAgent: userAgent, additionalHeaders: [:])
-        let now: @Sendable () -> Date = { Date() }
-        let metadata = try await cache.metadata(for: issuer) {
-            try await Discovery.fetch(issuer: issuer, pipeline: pipeline, now: now)
-        }
-        return try ClientRegistrar(metadata: metadata, pipeline: pipeline, now: now)
     }
 
     /// The issuer the registrations of this server are stored under (as ``Session/key(for:account:)``
@@ -163,7 +160,7 @@ public struct ClientRegistrar: Sendable {
     /// ``ClientRegistration/configuration(base:)``), with this registrar's metadata,
     /// transport, interceptors and logger.
     ///
-    /// - Throws: what ``OAuth2Client/init(metadata:configuration:transport:interceptors:logger:userAgent:)`` throws.
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` for an unusable configuration.
     public func client(for registration: ClientRegistration, base: ClientConfiguration? = nil) throws -> OAuth2Client {
         let configuration = registration.configuration(base: base)
         var pipeline = pipeline

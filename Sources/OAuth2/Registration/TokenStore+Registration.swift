@@ -7,10 +7,10 @@ import Foundation
 /// A registration is one ``StoredSession`` record under the key
 /// (issuer, client id, ``ClientRegistration/storeAccount``): its "access token" is the
 /// registration access token (the Bearer token of the client configuration endpoint — an
-/// empty string when the server issued none), its ``StoredSession/clientSecret`` the client
-/// secret, and its `registration` member the rest of the registration (metadata,
-/// `registration_client_uri`, `client_id_issued_at`, `client_secret_expires_at`). The
-/// record works with every store, and the documents of existing stores stay in version 2.
+/// empty string when the server issued none), and its `registration` member the rest of the
+/// registration (metadata, `client_secret`, `registration_client_uri`, `client_id_issued_at`,
+/// `client_secret_expires_at`). The record works with every store, and the documents of
+/// existing stores stay in version 2.
 extension ClientRegistration {
     /// The account a registration is stored under. It starts with a dot, which a CLI
     /// profile name cannot, so it never names a signed-in account.
@@ -30,10 +30,10 @@ extension ClientRegistration {
         members["registration_client_uri"] = registrationClientURI.map { .string($0.absoluteString) }
         members["client_id_issued_at"] = clientIDIssuedAt.map { .number($0.timeIntervalSince1970) }
         members["client_secret_expires_at"] = clientSecretExpiresAt.map { .number($0.timeIntervalSince1970) }
+        members["client_secret"] = clientSecret.map(JSONValue.string)
         return StoredSession(
             key: Self.storeKey(issuer: issuer, clientID: clientID),
             tokens: TokenSet(accessToken: registrationAccessToken ?? "", tokenType: .bearer, issuedAt: now),
-            clientSecret: clientSecret,
             updatedAt: now,
             additionalFields: [Self.storeField: .object(members)])
     }
@@ -43,12 +43,14 @@ extension ClientRegistration {
     /// - Throws: ``OAuth2Error/Code/invalidResponse`` when the record holds no registration
     ///   or a member of the wrong type.
     public init(stored: StoredSession) throws(OAuth2Error) {
-        guard let members = stored.additionalFields[Self.storeField]?.objectValue else {
+        guard var members = stored.additionalFields[Self.storeField]?.objectValue else {
             throw .invalidResponse("The stored record holds no client registration.")
         }
+        // Records of 0.x kept the secret beside the registration, in the session's members.
+        let secret = members.removeValue(forKey: "client_secret") ?? stored.additionalFields["client_secret"]
         let reader = ClientMetadata.Reader(members: members)
         self.init(clientID: stored.key.clientID, metadata: try ClientMetadata.parse(members))
-        clientSecret = stored.clientSecret
+        clientSecret = secret?.stringValue
         registrationAccessToken = stored.tokens.accessToken.isEmpty ? nil : stored.tokens.accessToken
         registrationClientURI = try reader.url("registration_client_uri")
         clientIDIssuedAt = try reader.date("client_id_issued_at")

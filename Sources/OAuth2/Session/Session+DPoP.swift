@@ -8,7 +8,7 @@ import Logging
 
 extension Session {
     /// The DPoP options in force: the adopted ones, else the client's.
-    nonisolated var currentDPoP: DPoPOptions? {
+    var currentDPoP: DPoPOptions? {
         state.withLock { $0.adoptedDPoP } ?? baseClient.configuration.dpop
     }
 

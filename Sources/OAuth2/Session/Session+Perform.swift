@@ -13,8 +13,8 @@ extension Session {
     /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` for any other URL;
     ///   ``OAuth2Error/Code/invalidConfiguration`` for a DPoP-bound token when the session
     ///   has no DPoP key; otherwise as ``freshTokens()``.
-    public nonisolated func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
-        try Self.checkDestination(request)
+    public func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
+        try EndpointPolicy.checkTokenDestination(request)
         // The hot path (a fresh Bearer token, benchmarked): no URL to build, no proof, and
         // the header value made once per token, so that the only allocation left is the
         // request's own: the buffer of its header fields.
@@ -48,8 +48,8 @@ extension Session {
     /// a 403 when ``Options/retryOnForbidden`` is set), the token is renewed once — shared
     /// with every other caller that saw it refused — and the request sent once more. A
     /// DPoP-bound token carries a fresh proof each time, and a `DPoP error="use_dpop_nonce"`
-    /// challenge is answered once with the server's nonce (see
-    /// ``OAuth2Client/perform(_:body:with:)``), without renewing the token.
+    /// challenge is answered once with the server's nonce (remembered for the server's next
+    /// requests), without renewing the token.
     ///
     /// - Parameters:
     ///   - request: the request to send.
@@ -58,8 +58,8 @@ extension Session {
     ///   ``OAuth2Error/Code/invalidToken`` for a 401), with the HTTP status, when the retry
     ///   is refused too; transport errors; otherwise as
     ///   ``authorize(_:)``.
-    public nonisolated func perform(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
-        try Self.checkDestination(request)
+    public func perform(_ request: HTTPRequest, body: Data? = nil) async throws -> (HTTPResponse, Data) {
+        try EndpointPolicy.checkTokenDestination(request)
         let tokens = try await freshTokens()
         let (response, responseBody) = try await client.send(
             request, body: body, accessToken: tokens.accessToken, tokenType: tokens.tokenType, kind: .resource)
@@ -79,7 +79,7 @@ extension Session {
     }
 
     /// Whether `response` says the access token was refused, in a way a new token can fix.
-    nonisolated func refusesToken(_ response: HTTPResponse) -> Bool {
+    func refusesToken(_ response: HTTPResponse) -> Bool {
         switch response.status.code {
         case 401:
             // A Bearer/DPoP challenge that names another error (insufficient_scope,
@@ -96,21 +96,5 @@ extension Session {
         default:
             return false
         }
-    }
-
-    /// A token goes over HTTPS, or plain HTTP to a loopback host only.
-    static func checkDestination(_ request: HTTPRequest) throws(OAuth2Error) {
-        let scheme = request.scheme?.lowercased()
-        if scheme == "https" { return }
-        if scheme == "http", let authority = request.authority, EndpointPolicy.isLoopback(host: host(of: authority)) { return }
-        throw .client(.insecureEndpoint, "An access token is sent over HTTPS only (plain HTTP only to a loopback host).")
-    }
-
-    private static func host(of authority: String) -> String {
-        var text = Substring(authority)
-        if let at = text.lastIndex(of: "@") { text = text[text.index(after: at)...] }
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") { return String(text[...close]) }
-        if let colon = text.lastIndex(of: ":") { return String(text[..<colon]) }
-        return String(text)
     }
 }

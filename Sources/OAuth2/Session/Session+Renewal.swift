@@ -4,13 +4,13 @@ import Logging
 // Single-flight renewal: the first caller that finds the token due starts one renewal
 // (a flight); every caller, the first included, waits for it on a continuation of its own,
 // so that a cancelled caller can leave without cancelling the renewal the others wait for.
-// All of it runs outside the actor, under `SessionState`'s lock: the waiters of a burst
+// All of it runs under `SessionState`'s lock: the waiters of a burst
 // join, and later resume, in parallel.
 
 extension Session {
     /// Returns fresh tokens, renewing them in one shared flight if needed. `rejected` is an
     /// access token a resource server refused, or the current one for a forced renewal.
-    nonisolated func renew(rejecting rejected: String?) async throws -> TokenSet {
+    func renew(rejecting rejected: String?) async throws -> TokenSet {
         switch enter(rejecting: rejected) {
         case .answered(let tokens): return tokens
         case .failed(let error): throw error
@@ -31,7 +31,7 @@ extension Session {
     /// in its place. Its place is an index into an array kept in arrival order, so the
     /// renewal answers its waiters in that order without sorting them, and a cancelled
     /// caller finds its own slot in constant time and leaves a tombstone.
-    nonisolated func enter(rejecting rejected: String?) -> Entry {
+    func enter(rejecting rejected: String?) -> Entry {
         let now = baseClient.now()
         return state.withLock { state in
             // Fresh (or renewed meanwhile by another caller).
@@ -50,11 +50,11 @@ extension Session {
 
     /// The second half of ``renew(rejecting:)``: waits in place `id` for the renewal in
     /// flight, starting one if there is none.
-    nonisolated func wait(_ id: UInt64) async throws -> TokenSet {
+    func wait(_ id: UInt64) async throws -> TokenSet {
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TokenSet, any Error>) in
-                enum Join { case cancelled, joined, answered(TokenSet), started(Renewer) }
-                let join: Join = state.withLock { state in
+                enum Arrival { case cancelled, joined, answered(TokenSet), started(RenewalAttempt) }
+                let arrival: Arrival = state.withLock { state in
                     // A reserved slot stays until its caller gets here: neither a renewal's
                     // end nor a cancellation removes it.
                     guard let index = state.index(of: id) else { preconditionFailure("session waiter \(id) lost its slot") }
@@ -70,7 +70,7 @@ extension Session {
                             }
                             state.waiters[index] = .waiting(continuation, rejected: rejected)
                             state.flight = SessionState.Flight(epoch: state.epoch)
-                            return .started(makeRenewer(memory: state.current?.tokens, rejecting: rejected))
+                            return .started(makeRenewalAttempt(memory: state.current?.tokens, rejecting: rejected))
                         }
                         state.waiters[index] = .waiting(continuation, rejected: rejected)
                         return .joined
@@ -82,10 +82,10 @@ extension Session {
                         preconditionFailure("session waiter \(id) joined twice")
                     }
                 }
-                switch join {
+                switch arrival {
                 case .cancelled: continuation.resume(throwing: Self.waitCancelled)
                 case .answered(let tokens): continuation.resume(returning: tokens)
-                case .started(let renewer): launch(renewer)
+                case .started(let attempt): launch(attempt)
                 case .joined: break
                 }
             }
@@ -94,8 +94,8 @@ extension Session {
         }
     }
 
-    private nonisolated func makeRenewer(memory: TokenSet?, rejecting rejected: String?) -> Renewer {
-        Renewer(key: key, client: baseClient, state: state, store: store, options: options, memory: memory, rejected: rejected)
+    private func makeRenewalAttempt(memory: TokenSet?, rejecting rejected: String?) -> RenewalAttempt {
+        RenewalAttempt(key: key, client: baseClient, state: state, store: store, options: options, memory: memory, rejected: rejected)
     }
 
     /// Runs a renewal in a task of its own: not a child of any caller's task, so that
@@ -103,11 +103,11 @@ extension Session {
     /// every step of it that resumes from outside (the response, the store) would
     /// otherwise be queued behind the jobs of thousands of callers, which are all waiting
     /// for it.
-    private nonisolated func launch(_ renewer: Renewer) {
+    private func launch(_ attempt: RenewalAttempt) {
         Task(priority: .high) {
-            let result: Result<Renewer.Outcome, any Error>
+            let result: Result<RenewalAttempt.Outcome, any Error>
             do {
-                result = .success(try await renewer.run())
+                result = .success(try await attempt.run())
             } catch {
                 result = .failure(error)
             }
@@ -118,10 +118,10 @@ extension Session {
     /// Waiters answered alike: one result, their continuations in arrival order.
     private typealias Answer = (result: Result<TokenSet, any Error>, continuations: [UnsafeContinuation<TokenSet, any Error>])
 
-    private nonisolated func finish(_ result: Result<Renewer.Outcome, any Error>) {
+    private func finish(_ result: Result<RenewalAttempt.Outcome, any Error>) {
         let now = baseClient.now()
         var answers: [Answer] = []
-        var restart: Renewer?
+        var restart: RenewalAttempt?
         var note: (level: Logger.Level, message: String)?
         state.withLock { state in
             guard let flight = state.flight else { return }
@@ -210,7 +210,7 @@ extension Session {
             }
             if let rejected = unsatisfied {
                 state.flight = SessionState.Flight(epoch: state.epoch)
-                restart = makeRenewer(memory: state.current?.tokens, rejecting: rejected)
+                restart = makeRenewalAttempt(memory: state.current?.tokens, rejecting: rejected)
             }
             state.compactWaiters()
         }
@@ -221,7 +221,7 @@ extension Session {
         if let restart { launch(restart) }
     }
 
-    private nonisolated func cancelWaiter(_ id: UInt64) {
+    private func cancelWaiter(_ id: UInt64) {
         let continuation: UnsafeContinuation<TokenSet, any Error>? = state.withLock { state in
             guard let index = state.index(of: id) else { return nil }  // answered, and gone
             switch state.waiters[index] {
@@ -250,100 +250,8 @@ extension Session {
     }
 
     static var noTokens: OAuth2Error {
-        OAuth2Error(.signInRequired, source: .client, message: "The session has no tokens: sign in.")
-    }
-}
-
-/// One renewal, run outside the session's actor under the store's exclusive lock: re-read
-/// the record, renew only if the stored token still needs it, save before returning.
-struct Renewer: Sendable {
-    enum Outcome: Sendable {
-        /// Fresh tokens, saved: from the server, or found in the store.
-        case renewed(TokenSet, fromServer: Bool)
-        /// Fresh tokens from the server that the store failed to save.
-        case unsaved(TokenSet, any Error)
-        /// The server refused the grant; the record is removed.
-        case signedOut(OAuth2Error)
-        /// Nothing to renew with (no tokens, no refresh token); nothing changed.
-        case unavailable(OAuth2Error)
-    }
-
-    let key: SessionKey
-    /// The session's client, before its DPoP key is settled.
-    let client: OAuth2Client
-    /// The session's state, where a DPoP key stored with the record is adopted.
-    let state: Locked<SessionState>
-    let store: any TokenStore
-    let options: Session.Options
-    /// The session's tokens when the renewal started.
-    let memory: TokenSet?
-    /// An access token that must not be returned (refused by a resource server, or forced).
-    let rejected: String?
-
-    func run() async throws -> Outcome {
-        try await store.withExclusiveAccess(to: key) {
-            let stored = try await store.load(key)
-            // Tokens bound to a stored DPoP key are renewed with that key.
-            let dpopOptions = Session.adoptDPoP(stored, state: state, client: self.client)
-            let client = self.client.withDPoP(dpopOptions)
-            let newest = Self.newest(stored?.tokens, memory)
-            if let newest, newest.accessToken != rejected,
-                client.now() < TokenExpiry(newest, leeway: options.leeway).renewAt
-            {
-                return .renewed(newest, fromServer: false)  // another session or process renewed it
-            }
-            let renewed: TokenSet
-            switch options.renewal {
-            case .refreshToken:
-                guard let newest else {
-                    return .unavailable(Session.noTokens)
-                }
-                guard newest.refreshToken != nil else {
-                    return .unavailable(
-                        OAuth2Error(.signInRequired, source: .client, message: "The access token expired and there is no refresh token: sign in again."))
-                }
-                do {
-                    renewed = try await client.refresh(newest)
-                } catch let error as OAuth2Error where error.requiresReauthorization {
-                    do {
-                        try await store.remove(key)
-                    } catch {
-                        client.logger.warning("session \(key): the refused tokens could not be removed from the store")
-                    }
-                    return .signedOut(Self.refused(error))
-                }
-            case .clientCredentials(let scopes):
-                renewed = try await client.clientCredentials(scopes: scopes)
-            }
-            var record = stored ?? StoredSession(key: key, tokens: renewed)
-            record.tokens = renewed
-            record.updatedAt = client.now()
-            if let dpopKey = dpopOptions?.key { record.setDPoPKey(dpopKey) }
-            do {
-                try await store.save(record)
-            } catch {
-                return .unsaved(renewed, error)
-            }
-            return .renewed(renewed, fromServer: true)
-        }
-    }
-
-    /// The later of two token sets (the store's wins a tie).
-    static func newest(_ stored: TokenSet?, _ memory: TokenSet?) -> TokenSet? {
-        guard let stored else { return memory }
-        guard let memory else { return stored }
-        return memory.issuedAt > stored.issuedAt ? memory : stored
-    }
-
-    /// `sign_in_required`, carrying the server's refusal.
-    static func refused(_ error: OAuth2Error) -> OAuth2Error {
-        OAuth2Error(
-            .signInRequired,
-            source: error.source,
-            message: "The server refused the refresh token (\(error.serverCode ?? error.code.rawValue)); the session's tokens were removed: sign in again.",
-            uri: error.uri,
-            statusCode: error.statusCode,
-            serverCode: error.serverCode ?? error.code.rawValue,
-            underlyingError: error)
+        var error = OAuth2Error(.signInRequired, source: .client, message: "The session has no tokens: sign in.")
+        error.signInReason = .noTokens
+        return error
     }
 }

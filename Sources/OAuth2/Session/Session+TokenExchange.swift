@@ -26,7 +26,7 @@ extension Session {
     ///   - requestedTokenType: `requested_token_type`: the type wanted; `nil` lets the server choose.
     /// - Throws: as ``freshAccessToken()`` (``OAuth2Error/Code/signInRequired`` without
     ///   tokens), then as ``OAuth2Client/exchangeToken(_:)``.
-    public nonisolated func exchange(
+    public func exchange(
         actor: TokenExchangeRequest.Token? = nil,
         resources: [URL] = [],
         audiences: [String] = [],

@@ -32,31 +32,31 @@ import Logging
 /// it has been cancelled: abandoning it could lose a rotated refresh token. A cancelled
 /// caller stops waiting at once and the session keeps its previous tokens until the
 /// renewal completes.
-public actor Session {
+public final class Session: Sendable {
     /// Whose session this is: the client's issuer and client id, and the account.
-    public nonisolated var key: SessionKey {
+    public var key: SessionKey {
         SessionKey(issuer: baseClient.sessionIssuer, clientID: baseClient.configuration.clientID, account: account)
     }
     /// The account within the client. The session keeps only this part of its ``key``: the
-    /// issuer and the client id are its client's (32 bytes less for each session).
-    nonisolated let account: String
+    /// issuer and the client id are its client's.
+    let account: String
     /// The client that renews and revokes the tokens. With DPoP, its
     /// ``ClientConfiguration/dpop`` key is the one the session's tokens are bound to: the
     /// key stored with them (``StoredSession/dpopKey()``) once the session has read its
     /// record, else the key of the client it was created with.
-    public nonisolated var client: OAuth2Client {
+    public var client: OAuth2Client {
         guard let adopted = state.withLock({ $0.adoptedDPoP }) else { return baseClient }
         return baseClient.withDPoP(adopted)
     }
     /// The client the session was created with (a copy of a client is one reference).
-    nonisolated let baseClient: OAuth2Client
+    let baseClient: OAuth2Client
     /// Where the tokens are kept.
-    public nonisolated let store: any TokenStore
+    public let store: any TokenStore
     /// The tokens, the renewal in flight, the back-off, the adopted DPoP key, the event
-    /// subscribers: behind one lock, not the actor.
-    nonisolated let state = Locked(SessionState())
+    /// subscribers: behind one lock.
+    let state = Locked(SessionState())
     /// How tokens are renewed.
-    public nonisolated let options: Options
+    public let options: Options
 
     /// Creates a session for `account` that reads its tokens from `store` when first needed.
     ///
@@ -153,7 +153,7 @@ public actor Session {
 
     /// The tokens in memory now, as they are (possibly expired); `nil` before they are
     /// first read from the store, and after a sign-out.
-    public nonisolated var tokens: TokenSet? { state.snapshot?.tokens }
+    public var tokens: TokenSet? { state.snapshot?.tokens }
 
     /// The current tokens, renewed first when the access token expires within the leeway.
     ///
@@ -167,7 +167,7 @@ public actor Session {
     ///   a transient ``OAuth2Error`` (``OAuth2Error/isTransient``, with
     ///   ``OAuth2Error/retryAfter``) with every token kept; ``OAuth2Error/Code/cancelled``
     ///   when the calling task is cancelled while waiting; what the store throws.
-    public nonisolated func freshTokens() async throws -> TokenSet {
+    public func freshTokens() async throws -> TokenSet {
         // One lock either way: a caller that finds the tokens due takes its place among the
         // waiters under the lock that found them due.
         switch enter(rejecting: nil) {
@@ -180,7 +180,7 @@ public actor Session {
     /// The current access token, renewed first when it expires within the leeway.
     ///
     /// - Throws: as ``freshTokens()``.
-    public nonisolated func freshAccessToken() async throws -> String {
+    public func freshAccessToken() async throws -> String {
         try await freshTokens().accessToken
     }
 
@@ -190,7 +190,7 @@ public actor Session {
     ///
     /// - Throws: as ``freshTokens()``, but a transient failure is always thrown.
     @discardableResult
-    public nonisolated func refresh() async throws -> TokenSet {
+    public func refresh() async throws -> TokenSet {
         try await renew(rejecting: state.snapshot?.tokens.accessToken)
     }
 
@@ -219,7 +219,7 @@ public actor Session {
 
     /// A new stream of this session's events, from now on. The stream ends when the
     /// consumer stops iterating or the session goes away.
-    public nonisolated func events() -> AsyncStream<SessionEvent> {
+    public func events() -> AsyncStream<SessionEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
         let id = state.withLock { state in
             state.nextSubscriberID &+= 1
@@ -235,7 +235,7 @@ public actor Session {
     /// Makes `tokens` the session's outside a renewal (a sign-in, a sign-out): a renewal in
     /// flight will not overwrite them. Emits `event` in the same critical section, so that
     /// events arrive in the order the tokens changed.
-    nonisolated func replaceTokens(_ tokens: TokenSet?, event: SessionEvent) {
+    func replaceTokens(_ tokens: TokenSet?, event: SessionEvent) {
         let snapshot = tokens.map { SessionState.Snapshot(tokens: $0, expiry: TokenExpiry($0, leeway: options.leeway)) }
         state.withLock { state in
             state.epoch &+= 1
@@ -246,10 +246,10 @@ public actor Session {
     }
 
     /// How many callers wait for a renewal now (for tests).
-    nonisolated var waitingCallers: Int { state.withLock { Int($0.liveWaiters) } }
+    var waitingCallers: Int { state.withLock { Int($0.liveWaiters) } }
 
     /// How many waiter slots, tombstones included, the session keeps now (for tests).
-    nonisolated var waiterSlots: Int { state.withLock { $0.waiters.count } }
+    var waiterSlots: Int { state.withLock { $0.waiters.count } }
 
     static func checkCancellation(_ message: String) throws(OAuth2Error) {
         if Task.isCancelled { throw OAuth2Error(.cancelled, source: .client, message: message) }

@@ -4,13 +4,10 @@ import Foundation
 /// renewal in flight with everyone waiting for it, the back-off after a transient failure,
 /// the epoch, the DPoP key read from the store, and the event subscribers.
 ///
-/// It lives outside the actor's isolation so that the hot paths never hop onto the actor:
-/// ``Session/freshTokens()`` on a fresh token is one lock and one clock read, and the
-/// 10,000 callers of a burst join and leave the renewal in parallel instead of queueing on
-/// the actor three times each. Every critical section is short and never suspends.
-///
-/// One lock and one allocation for all of it: 100,000 sessions in a process each pay for
-/// one `pthread_mutex_t`, not one `NSLock` per concern.
+/// A lock, not an actor, so that the hot paths never hop: ``Session/freshTokens()`` on a
+/// fresh token is one lock and one clock read, and the callers of a burst join and leave the
+/// renewal in parallel instead of queueing. Every critical section is short and never
+/// suspends. One lock for all of it, not one per concern.
 struct SessionState {
     struct Snapshot: Sendable {
         var tokens: TokenSet
@@ -76,12 +73,12 @@ struct SessionState {
     // MARK: what most sessions never have
 
     /// The back-off, the adopted DPoP options and the event subscribers, behind one
-    /// reference that is `nil` while all of them are empty: each session pays 8 bytes for
-    /// them, not 32 (and not the size of an `OAuth2Error` inline). Immutable, so that
+    /// reference that is `nil` while all of them are empty: a session that has none of them
+    /// pays for one reference. Immutable, so that
     /// `SessionState` stays a value; every change makes a new one.
-    private(set) var uncommon: Uncommon?
+    private(set) var rareParts: RareParts?
 
-    final class Uncommon: Sendable {
+    final class RareParts: Sendable {
         let backoff: Backoff?
         let adoptedDPoP: DPoPOptions?
         let subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation]
@@ -98,24 +95,24 @@ struct SessionState {
         }
     }
 
-    /// Replaces ``uncommon`` with these members (`nil` when all are empty).
-    private mutating func setUncommon(
+    /// Replaces ``rareParts`` with these members (`nil` when all are empty).
+    private mutating func setRareParts(
         backoff: Backoff?, adoptedDPoP: DPoPOptions?,
         subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation], nextSubscriberID: UInt64
     ) {
         if backoff == nil, adoptedDPoP == nil, subscribers.isEmpty, nextSubscriberID == 0 {
-            uncommon = nil
+            rareParts = nil
         } else {
-            uncommon = Uncommon(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: nextSubscriberID)
+            rareParts = RareParts(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: nextSubscriberID)
         }
     }
 
     /// After a transient failure with `Retry-After`: no new request before `until`.
     var backoff: Backoff? {
-        get { uncommon?.backoff }
+        get { rareParts?.backoff }
         set {
-            guard newValue != nil || uncommon?.backoff != nil else { return }
-            setUncommon(backoff: newValue, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: nextSubscriberID)
+            guard newValue != nil || rareParts?.backoff != nil else { return }
+            setRareParts(backoff: newValue, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: nextSubscriberID)
         }
     }
 
@@ -123,21 +120,21 @@ struct SessionState {
     /// record whose key differs from the client's; `nil` while the client's own options
     /// are in force.
     var adoptedDPoP: DPoPOptions? {
-        get { uncommon?.adoptedDPoP }
-        set { setUncommon(backoff: backoff, adoptedDPoP: newValue, subscribers: subscribers, nextSubscriberID: nextSubscriberID) }
+        get { rareParts?.adoptedDPoP }
+        set { setRareParts(backoff: backoff, adoptedDPoP: newValue, subscribers: subscribers, nextSubscriberID: nextSubscriberID) }
     }
 
     /// The streams of ``Session/events()``, by id.
     var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] {
-        get { uncommon?.subscribers ?? [:] }
-        set { setUncommon(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: newValue, nextSubscriberID: nextSubscriberID) }
+        get { rareParts?.subscribers ?? [:] }
+        set { setRareParts(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: newValue, nextSubscriberID: nextSubscriberID) }
     }
 
     /// The id of the latest subscriber. Never goes back (a session that had a subscriber
-    /// keeps its ``Uncommon`` for it), so an id is never reused.
+    /// keeps its ``RareParts`` for it), so an id is never reused.
     var nextSubscriberID: UInt64 {
-        get { uncommon?.nextSubscriberID ?? 0 }
-        set { setUncommon(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: newValue) }
+        get { rareParts?.nextSubscriberID ?? 0 }
+        set { setRareParts(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: subscribers, nextSubscriberID: newValue) }
     }
 
     // MARK: events

@@ -8,7 +8,7 @@ import Foundation
 /// That one is moved into this machine's clock by the skew measured from the token
 /// response's `Date` header (``TokenSet/serverDate``).
 ///
-/// Two plain dates (16 bytes, not 24 with an optional): every session keeps one.
+/// Two plain dates, no optional: every session keeps one.
 struct TokenExpiry: Sendable, Equatable {
     /// When the access token stops working, in this machine's clock; `nil` when unknown.
     var expiresAt: Date? { stopsAt == .distantFuture ? nil : stopsAt }

@@ -45,7 +45,7 @@ package final class ProcessSharedLock: Sendable {
 }
 
 /// One wait for a `flock`, on its own thread when the lock is taken.
-private final class FileLockAcquisition: @unchecked Sendable {
+private final class FileLockAcquisition: Sendable {
     private enum State {
         case idle
         case waiting(CheckedContinuation<Int32, any Error>)
@@ -55,8 +55,7 @@ private final class FileLockAcquisition: @unchecked Sendable {
 
     private let descriptor: Int32
     private let path: String
-    private let mutex = NSLock()
-    private var state = State.idle  // guarded by mutex
+    private let state = Locked(State.idle)
 
     private init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
@@ -91,15 +90,16 @@ private final class FileLockAcquisition: @unchecked Sendable {
     }
 
     private func start(_ continuation: CheckedContinuation<Int32, any Error>) {
-        mutex.lock()
-        if case .cancelled = state {
-            mutex.unlock()
+        let cancelled: Bool = state.withLock { state in
+            if case .cancelled = state { return true }
+            state = .waiting(continuation)
+            return false
+        }
+        if cancelled {
             close(descriptor)
             continuation.resume(throwing: CancellationError())
             return
         }
-        state = .waiting(continuation)
-        mutex.unlock()
         let thread = Thread { [self] in self.block() }
         thread.name = "swift-oauth2 flock"
         thread.stackSize = 64 * 1024
@@ -112,10 +112,10 @@ private final class FileLockAcquisition: @unchecked Sendable {
         var result: Int32
         repeat { result = flock(descriptor, LOCK_EX) } while result != 0 && errno == EINTR
         let code = errno
-        mutex.lock()
-        let previous = state
-        state = .finished
-        mutex.unlock()
+        let previous = state.withLock { state in
+            defer { state = .finished }
+            return state
+        }
         guard case .waiting(let continuation) = previous else {
             // Cancelled: the continuation was resumed already.
             Self.release(descriptor)
@@ -130,13 +130,15 @@ private final class FileLockAcquisition: @unchecked Sendable {
     }
 
     private func cancel() {
-        mutex.lock()
-        let previous = state
-        switch previous {
-        case .idle, .waiting: state = .cancelled
-        case .cancelled, .finished: break
+        let previous = state.withLock { state in
+            defer {
+                switch state {
+                case .idle, .waiting: state = .cancelled
+                case .cancelled, .finished: break
+                }
+            }
+            return state
         }
-        mutex.unlock()
         if case .waiting(let continuation) = previous {
             // The thread still waits for the lock; it releases it when it gets it.
             continuation.resume(throwing: CancellationError())

@@ -13,7 +13,7 @@ import Foundation
 ///     "tokens": { "access_token": "…", "token_type": "Bearer", "refresh_token": "…",
 ///                 "id_token": "…", "expires_at": 1767225600, "scope": ["openid"],
 ///                 "issued_at": 1767222000, "server_date": 1767221999, "refresh_expires_in": 86400 },
-///     "subject": "248289761001", "client_secret": "…", "updated_at": 1767222000
+///     "subject": "248289761001", "updated_at": 1767222000
 ///   }
 /// }
 /// ```
@@ -30,7 +30,8 @@ import Foundation
 /// token-response members (`access_token`, `token_type`, `refresh_token`, `id_token`,
 /// `scope` as a space-separated string, `expires_at`), `obtained_at`, `sub`,
 /// `client_secret`, and the key as `issuer`, `client_id` and `account`; it has no
-/// `version` member, or `"version": 1`. It is read, and written back as version 2.
+/// `version` member, or `"version": 1`. It is read, and written back as version 2 (its
+/// `client_secret` as a member of `session` in ``StoredSession/additionalFields``).
 ///
 /// A document from a newer version is read when it declares, in `compatible_version`,
 /// that a version-2 reader may read and rewrite it; it then keeps its version number and
@@ -141,7 +142,7 @@ package struct TokenDocument: Sendable, Hashable {
 
     /// The members each level of a version-2 document uses itself.
     private static let topLevelMembers: Set<String> = ["version", "compatible_version", "key", "session"]
-    private static let sessionMembers: Set<String> = ["tokens", "subject", "client_secret", "updated_at"]
+    private static let sessionMembers: Set<String> = ["tokens", "subject", "updated_at"]
     private static let tokenMembers: Set<String> = [
         "access_token", "token_type", "refresh_token", "id_token", "expires_at", "scope", "issued_at", "server_date",
     ]
@@ -173,7 +174,6 @@ package struct TokenDocument: Sendable, Hashable {
         var object = unshadowed(session.additionalFields, reserved: sessionMembers)
         object["tokens"] = .object(tokenObject)
         object["subject"] = session.subject.map(JSONValue.string)
-        object["client_secret"] = session.clientSecret.map(JSONValue.string)
         object["updated_at"] = date(session.updatedAt)
         return object
     }
@@ -212,7 +212,6 @@ package struct TokenDocument: Sendable, Hashable {
             key: key,
             tokens: tokens,
             subject: try members.string("subject"),
-            clientSecret: try members.string("client_secret"),
             updatedAt: try members.requiredDate("updated_at"),
             additionalFields: try members.remainder())
     }
@@ -242,8 +241,8 @@ package struct TokenDocument: Sendable, Hashable {
                 // The flat layout was the token response: what it did not model belongs there.
                 additionalFields: flat.rest),
             subject: subject,
-            clientSecret: clientSecret,
-            updatedAt: obtainedAt ?? now)
+            updatedAt: obtainedAt ?? now,
+            additionalFields: clientSecret.map { ["client_secret": .string($0)] } ?? [:])
     }
 
     private static func date(_ date: Date) -> JSONValue { .number(date.timeIntervalSince1970) }

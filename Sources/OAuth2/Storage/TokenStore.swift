@@ -35,13 +35,10 @@ public struct StoredSession: Sendable, Hashable, Codable {
     /// The `sub` of the first ID token, which every later ID token must repeat
     /// (OIDC Core §12.2); `nil` without OpenID Connect.
     public var subject: String?
-    /// The client secret, for front ends (the CLI) that keep it with the tokens rather
-    /// than in a plain configuration file.
-    public var clientSecret: String?
     /// When this record was last written.
     public var updatedAt: Date
-    /// Members written by other versions, or by features that store their own state
-    /// (a DPoP key), kept as they are.
+    /// Members written by other versions, or by features and programs that store their own
+    /// state beside the tokens (a DPoP key; the `oauth2` tool's client secret), kept as they are.
     public var additionalFields: [String: JSONValue]
 
     /// Creates a record.
@@ -49,14 +46,12 @@ public struct StoredSession: Sendable, Hashable, Codable {
         key: SessionKey,
         tokens: TokenSet,
         subject: String? = nil,
-        clientSecret: String? = nil,
         updatedAt: Date = Date(),
         additionalFields: [String: JSONValue] = [:]
     ) {
         self.key = key
         self.tokens = tokens
         self.subject = subject
-        self.clientSecret = clientSecret
         self.updatedAt = updatedAt
         self.additionalFields = additionalFields
     }
@@ -96,10 +91,8 @@ public protocol TokenStore: Sendable {
 
 /// A store that keeps sessions in memory, for the life of the process.
 public actor MemoryTokenStore: TokenStore {
-    /// A record behind a reference: a dictionary keeps room for up to twice as many
-    /// entries as it holds (more than 2.6 buckets an entry just past a resize), and an
-    /// empty bucket costs the size of its value — 8 bytes here instead of a whole
-    /// `StoredSession` (over 200).
+    /// A record behind a reference: a dictionary keeps more buckets than entries, and an
+    /// empty bucket costs the size of its value — a reference, not a whole `StoredSession`.
     private final class Record: Sendable {
         let session: StoredSession
         init(_ session: StoredSession) { self.session = session }
@@ -117,9 +110,8 @@ public actor MemoryTokenStore: TokenStore {
     }
 
     /// The records of each client, by account. A store of many sessions usually holds few
-    /// clients, so each record's bucket holds only its account (16 bytes) and a reference,
-    /// not a whole 48-byte key: at 100,000 sessions that is some 60 bytes a session instead
-    /// of some 150.
+    /// clients, so each record's bucket holds only its account and a reference, not a whole
+    /// key.
     private var sessions: [Client: [String: Record]] = [:]
     /// The lock of each key that some task holds or waits for, with the number of those
     /// tasks; a key's lock is dropped when the last one leaves, so that a store of many

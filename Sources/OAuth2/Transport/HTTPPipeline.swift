@@ -91,9 +91,11 @@ struct HTTPPipeline: Sendable {
             }
             guard let first, let value = first else {
                 if let latest = latest?.withLock({ $0 }) { return try latest.get() }
-                throw OAuth2Error(
+                var error = OAuth2Error(
                     .timeout, source: .transport,
                     message: "No complete answer within \(Self.describe(deadline)) (connection, headers and body); the request was abandoned and its connection closed.")
+                error.deadline = deadline
+                throw error
             }
             return value
         }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HTTPTypes
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import OAuth2Testing
 
 /// The whole journey against the embedded test provider: nothing to install, nothing
@@ -37,11 +37,11 @@ struct DemoCommand: AsyncParsableCommand {
         let browser = BrowserChoice.custom { url in (try? await provider.openInBrowser(url)) != nil }
         let silent = DiscardingOutput()
 
-        let client = try await OAuth2Client.discover(
-            issuer: provider.issuer,
+        let client = try await OAuth2Client(
+            server: .issuer(provider.issuer),
             configuration: ClientConfiguration(
                 clientID: TestProvider.Demo.confidentialClientID, clientSecret: TestProvider.Demo.confidentialClientSecret, scopes: ["openid", "profile", "email", "offline_access"]),
-            transport: Context.transport, logger: context.logger, cache: MetadataCache())
+            environment: context.environment)
         step(1, "discover", "metadata fetched; its issuer equals the one asked for; jwks_uri present")
 
         let tokens = try await LoopbackSignIn(timeout: .seconds(30), browser: browser, output: silent).signIn(client: client)

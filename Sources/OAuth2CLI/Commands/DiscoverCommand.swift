@@ -11,9 +11,8 @@ struct DiscoverCommand: AsyncParsableCommand {
     func run() async throws {
         guard let url = URL(string: issuer), url.scheme != nil else { throw CLIError.usage("\(issuer) is not an absolute URL.") }
         let context = Context(global)
-        let client = try await OAuth2Client.discover(
-            issuer: url, configuration: ClientConfiguration(clientID: "oauth2-cli"), transport: Context.transport, logger: context.logger,
-            cache: MetadataCache())
+        let client = try await OAuth2Client(
+            server: .issuer(url), configuration: ClientConfiguration(clientID: "oauth2-cli"), environment: context.environment)
         let fields = client.metadata.fields
         if global.json {
             Output.json(.object(fields))

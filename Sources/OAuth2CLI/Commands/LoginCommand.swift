@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -162,7 +162,7 @@ struct LoginCommand: AsyncParsableCommand {
         guard implicitResponseType == nil else { throw CLIError.usage("--implicit needs --client-id (or an existing profile).") }
         guard !device else { throw CLIError.usage("--device needs --client-id (or a profile made by `oauth2 register --grant-type urn:ietf:params:oauth:grant-type:device_code`).") }
         let scopes = (scope ?? "openid profile").split(separator: " ").map(String.init)
-        let registrar = try await ClientRegistrar.discover(issuer: issuerURL, transport: Context.transport, logger: context.logger)
+        let registrar = try await ClientRegistrar(server: .issuer(issuerURL), environment: context.environment)
         guard registrar.metadata.registrationEndpoint != nil else {
             throw CLIError.usage("The issuer has no registration endpoint: give --client-id.")
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 
 struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

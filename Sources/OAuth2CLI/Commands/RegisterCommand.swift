@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 
 struct RegisterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,7 +53,7 @@ struct RegisterCommand: AsyncParsableCommand {
         let context = Context(global)
         if show || delete { return try await manage(context) }
         guard let issuer, let issuerURL = URL(string: issuer) else { throw CLIError.usage("The issuer is not a URL.") }
-        let registrar = try await ClientRegistrar.discover(issuer: issuerURL, transport: Context.transport, logger: context.logger)
+        let registrar = try await ClientRegistrar(server: .issuer(issuerURL), environment: context.environment)
         let scopes = scope.split(separator: " ").map(String.init)
         var redirects = redirectURIs
         if redirects.isEmpty { redirects = [try await Self.freeLoopbackRedirect()] }
@@ -115,7 +115,7 @@ struct RegisterCommand: AsyncParsableCommand {
         guard let registration = try await store.loadRegistration(issuer: issuer, clientID: profile.clientID) else {
             throw CLIError(.refused, "Profile \"\(context.profileName)\" has no stored registration (it was not made by `oauth2 register`).")
         }
-        let registrar = try await ClientRegistrar.discover(issuer: issuerURL, transport: Context.transport, logger: context.logger)
+        let registrar = try await ClientRegistrar(server: .issuer(issuerURL), environment: context.environment)
         if show {
             let current = try await registrar.read(registration)
             // The server may have rotated a credential in its answer: keep the newest.

@@ -26,7 +26,7 @@ extension ProviderCore {
     func validatedRedirect(_ parameters: Parameters) -> RedirectTarget? {
         guard !parameters.duplicated.contains("client_id"), !parameters.duplicated.contains("redirect_uri"),
             let clientID = parameters["client_id"], let redirect = parameters["redirect_uri"],
-            let client = state.withLockedValue({ $0.clients[clientID] }),
+            let client = state.withLock({ $0.clients[clientID] }),
             client.redirectURIs.contains(where: { Self.redirectURI(redirect, matches: $0) })
         else { return nil }
         return RedirectTarget(uri: redirect)
@@ -52,7 +52,7 @@ extension ProviderCore {
         }
         // Until the client and its redirect URI are known good, errors stay here (§4.1.2.1).
         guard let clientID = parameters["client_id"], !parameters.duplicated.contains("client_id"),
-            let client = state.withLockedValue({ $0.clients[clientID] })
+            let client = state.withLock({ $0.clients[clientID] })
         else { return .html(.badRequest, title: "Unknown client", "The request names no registered client (client_id).") }
         guard let target = validatedRedirect(parameters) else {
             return .html(.badRequest, title: "Invalid redirect_uri", "The redirect_uri is missing or not registered for this client.")
@@ -88,8 +88,8 @@ extension ProviderCore {
             return fail("invalid_request", "max_age is not a number of seconds.")
         }
 
-        let lifetime = self.state.withLockedValue { $0.lifetimes.authorizationCode }
-        let outcome = self.state.withLockedValue { state -> Result<String, HTTPServerReply> in
+        let lifetime = self.state.withLock { $0.lifetimes.authorizationCode }
+        let outcome = self.state.withLock { state -> Result<String, HTTPServerReply> in
             // login_hint picks a user (multi-account tests); otherwise the auto-approved one.
             guard let user = state.user(named: parameters["login_hint"]) ?? state.user(named: state.autoApprovedUser) else {
                 return .failure(

@@ -40,7 +40,7 @@ extension ProviderCore {
         if parameters.duplicated.contains("client_id") || parameters.duplicated.contains("client_secret") {
             return .failure(.oauthError("invalid_request", "client_id or client_secret is repeated."))
         }
-        let clients = state.withLockedValue { $0.clients }
+        let clients = state.withLock { $0.clients }
         let client: TestProvider.Client
         if let header {
             let parts = header.split(separator: " ", maxSplits: 1)

@@ -26,7 +26,7 @@ extension ProviderCore {
         guard forbidden.isEmpty else {
             return .oauthError("invalid_scope", "The client may not ask for: \(forbidden.joined(separator: " ")).")
         }
-        let (deviceCode, userCode, lifetimes) = state.withLockedValue { state in
+        let (deviceCode, userCode, lifetimes) = state.withLock { state in
             state.prune(now: now)
             let deviceCode = Random.token()
             var userCode = Random.userCode()
@@ -50,7 +50,7 @@ extension ProviderCore {
 
     /// Approves (or denies) a pending device authorization by its user code.
     func decideDevice(userCode: String, username: String?, approve: Bool, now: Date) throws(TestProviderError) {
-        let outcome = state.withLockedValue { state -> Result<Void, TestProviderError> in
+        let outcome = state.withLock { state -> Result<Void, TestProviderError> in
             guard let deviceCode = state.userCodes[TestProvider.normalizedUserCode(userCode)],
                 var record = state.devices[deviceCode], now < record.expiresAt
             else { return .failure(TestProviderError(.unknownUserCode, "No pending device authorization has this user code.")) }

@@ -5,7 +5,7 @@ import OAuth2JOSE
 extension ProviderCore {
     /// The metadata document (OpenID Connect Discovery 1.0 §3 and RFC 8414 §2 in one).
     func metadata() -> [String: JSONValue] {
-        let (algorithm, clientScopes) = state.withLockedValue { state in
+        let (algorithm, clientScopes) = state.withLock { state in
             (state.signingKey.algorithm, state.clients.values.compactMap(\.allowedScopes).reduce(into: Set<String>()) { $0.formUnion($1) })
         }
         let scopes = Set(["openid", "profile", "email", "address", "phone", "offline_access"]).union(clientScopes).sorted()
@@ -43,7 +43,7 @@ extension ProviderCore {
 
     /// The JWK set: every published key (public members only).
     func jwks() -> HTTPServerReply {
-        let keys = state.withLockedValue { $0.keys.compactMap(\.publicKey) }
+        let keys = state.withLock { $0.keys.compactMap(\.publicKey) }
         return .response(
             .ok, headers: [("Content-Type", "application/json"), ("Cache-Control", "public, max-age=300")],
             body: Array(JSONWebKeySet(keys: keys).jsonData))

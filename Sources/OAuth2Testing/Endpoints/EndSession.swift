@@ -32,7 +32,7 @@ extension ProviderCore {
         let clientID = parameters["client_id"] ?? audience
         var target: String?
         if let redirect = parameters["post_logout_redirect_uri"] {
-            guard let clientID, let client = state.withLockedValue({ $0.clients[clientID] }) else {
+            guard let clientID, let client = state.withLock({ $0.clients[clientID] }) else {
                 return .html(.badRequest, title: "Invalid logout request", "A post_logout_redirect_uri needs a known client_id or id_token_hint.")
             }
             guard client.postLogoutRedirectURIs.contains(where: { Self.redirectURI(redirect, matches: $0) }) else {
@@ -41,7 +41,7 @@ extension ProviderCore {
             target = redirect
         }
         if let sessionID = hintClaims?["sid"]?.stringValue {
-            state.withLockedValue { state in
+            state.withLock { state in
                 state.sessions[sessionID] = nil
                 for grant in state.grants.values where grant.sessionID == sessionID { state.revokeGrant(grant.id) }
             }
@@ -56,7 +56,7 @@ extension ProviderCore {
     /// `iss` is this issuer; `nil` otherwise.
     private func verifiedOwnToken(_ compact: String) -> [String: JSONValue]? {
         guard let jws = try? JWS(compact: compact) else { return nil }
-        let keys = state.withLockedValue { $0.keys.compactMap(\.publicKey) }
+        let keys = state.withLock { $0.keys.compactMap(\.publicKey) }
         guard keys.contains(where: { ($0.keyID == nil || $0.keyID == jws.keyID) && jws.isSigned(by: $0) }),
             let claims = try? jws.claims(), claims["iss"]?.stringValue == issuer
         else { return nil }

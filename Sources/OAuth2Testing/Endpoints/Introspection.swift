@@ -17,7 +17,7 @@ extension ProviderCore {
             return .oauthError("invalid_request", "The parameter \(name) is repeated.")
         }
         guard let token = parameters["token"] else { return .oauthError("invalid_request", "token is missing.") }
-        return state.withLockedValue { state in
+        return state.withLock { state in
             func describe(_ grantID: String, clientID: String, scopes: [String], issuedAt: Date, expiresAt: Date?, type: String)
                 -> [String: JSONValue]
             {

@@ -14,7 +14,7 @@ extension ProviderCore {
         case .failure(let reply): return reply
         }
         guard let token = parameters["token"] else { return .oauthError("invalid_request", "token is missing.") }
-        return state.withLockedValue { state in
+        return state.withLock { state in
             if let record = state.accessTokens[token] {
                 guard record.clientID == client.id else {
                     return .oauthError("invalid_request", "The token was issued to another client.")

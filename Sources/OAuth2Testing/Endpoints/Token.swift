@@ -36,7 +36,7 @@ extension ProviderCore {
     /// when a redeemed code comes back, the tokens issued from it are revoked (§4.1.2).
     private func redeemCode(_ parameters: Parameters, client: TestProvider.Client, now: Date) -> HTTPServerReply {
         guard let code = parameters["code"] else { return .oauthError("invalid_request", "code is missing.") }
-        return state.withLockedValue { state in
+        return state.withLock { state in
             guard var record = state.codes[code] else {
                 return .oauthError("invalid_grant", "The authorization code is unknown.")
             }
@@ -77,7 +77,7 @@ extension ProviderCore {
     private func refresh(_ parameters: Parameters, client: TestProvider.Client, now: Date) -> HTTPServerReply {
         guard let token = parameters["refresh_token"] else { return .oauthError("invalid_request", "refresh_token is missing.") }
         let requested = Self.scopes(parameters["scope"])
-        return state.withLockedValue { state in
+        return state.withLock { state in
             guard var record = state.refreshTokens[token] else {
                 return .oauthError("invalid_grant", "The refresh token is unknown, revoked or expired.")
             }
@@ -122,7 +122,7 @@ extension ProviderCore {
             return .oauthError("invalid_scope", "The client may not ask for: \(forbidden.joined(separator: " ")).")
         }
         let scopes = requested.isEmpty ? (client.allowedScopes ?? []).subtracting(["openid", "offline_access"]).sorted() : requested
-        return state.withLockedValue { state in
+        return state.withLock { state in
             let grant = GrantRecord(
                 id: Random.token(bytes: 16), clientID: client.id, username: nil, subject: nil, scopes: scopes, authTime: nil,
                 sessionID: nil)
@@ -141,7 +141,7 @@ extension ProviderCore {
         guard forbidden.isEmpty else {
             return .oauthError("invalid_scope", "The client may not ask for: \(forbidden.joined(separator: " ")).")
         }
-        return state.withLockedValue { state in
+        return state.withLock { state in
             guard let user = state.users[username], Check.constantTimeEquals(password, user.password) else {
                 return .oauthError("invalid_grant", "The username or password is wrong.")
             }
@@ -158,7 +158,7 @@ extension ProviderCore {
     /// The device code grant (RFC 8628 §3.4, §3.5).
     private func redeemDeviceCode(_ parameters: Parameters, client: TestProvider.Client, now: Date) -> HTTPServerReply {
         guard let deviceCode = parameters["device_code"] else { return .oauthError("invalid_request", "device_code is missing.") }
-        return state.withLockedValue { state in
+        return state.withLock { state in
             guard var record = state.devices[deviceCode] else {
                 return .oauthError("invalid_grant", "The device code is unknown or was already used.")
             }

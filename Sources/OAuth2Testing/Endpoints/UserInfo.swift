@@ -30,7 +30,7 @@ extension ProviderCore {
             return challenge(.unauthorized, "invalid_token", "Only Bearer tokens are accepted.")
         }
         let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
-        return state.withLockedValue { state in
+        return state.withLock { state in
             guard let record = state.accessTokens[token], now < record.expiresAt, let grant = state.grants[record.grantID] else {
                 return challenge(.unauthorized, "invalid_token", "The access token is unknown, revoked or expired.")
             }

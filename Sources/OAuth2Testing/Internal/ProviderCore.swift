@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import NIOHTTP1
 import OAuth2JOSE
 
@@ -12,14 +11,14 @@ final class ProviderCore: Sendable {
     let issuerPath: String
     let sendsIssuerParameter: Bool
     let rotatesRefreshTokens: Bool
-    let state: NIOLockedValueBox<ProviderState>
+    let state: Locked<ProviderState>
 
     init(issuer: String, configuration: TestProvider.Configuration, keys: [JWSSigningKey]) {
         self.issuer = issuer
         issuerPath = configuration.issuerPath
         sendsIssuerParameter = configuration.sendsIssuerParameter
         rotatesRefreshTokens = configuration.rotatesRefreshTokens
-        state = NIOLockedValueBox(
+        state = Locked(
             ProviderState(
                 clients: Dictionary(uniqueKeysWithValues: configuration.clients.map { ($0.id, $0) }),
                 users: Dictionary(uniqueKeysWithValues: configuration.users.map { ($0.username, $0) }),
@@ -44,7 +43,7 @@ final class ProviderCore: Sendable {
         guard let endpoint = route(request.path) else {
             return .oauthError("not_found", "No endpoint at this path.", status: .notFound)
         }
-        let failure = state.withLockedValue { state -> TestProvider.Failure? in
+        let failure = state.withLock { state -> TestProvider.Failure? in
             state.counts[endpoint, default: 0] += 1
             guard var queue = state.failures[endpoint], !queue.isEmpty else { return nil }
             let first = queue.removeFirst()

@@ -3,36 +3,20 @@ import HTTPTypes
 import OAuth2
 import OAuth2TestSupport
 
-/// A local server that answers the way one provider does, and records what it was sent.
-/// The answering closure gets the request and the server's base URL (for discovery
-/// documents, whose issuer must name the server).
-final class ProviderStub: @unchecked Sendable {
-    typealias Respond = @Sendable (LocalHTTPServer.Request, URL) async -> LocalHTTPServer.Reply
-
-    private let lock = NSLock()
-    private var _requests: [LocalHTTPServer.Request] = []
-    private var _baseURL: URL?
-
-    /// Every request received, in order.
-    var requests: [LocalHTTPServer.Request] { lock.withLock { _requests } }
-    /// The requests received at `path`.
-    func requests(to path: String) -> [LocalHTTPServer.Request] { requests.filter { $0.path == path } }
-    /// `http://127.0.0.1:<port>`.
-    var baseURL: URL { lock.withLock { _baseURL! } }
+/// A local server that answers the way one provider does, and records what it was sent: a
+/// ``RecordingProvider`` that also publishes the stub ID tokens' key at the provider's
+/// JWK-set path.
+enum ProviderStub {
+    typealias Respond = RecordingProvider.Respond
 
     /// Runs `body` with a stub answering through `respond`, then shuts the server down.
-    static func with<T>(_ respond: @escaping Respond, _ body: (ProviderStub) async throws -> T) async throws -> T {
-        let stub = ProviderStub()
-        return try await LocalHTTPServer.with(handler: { [stub] request in
-            stub.lock.withLock { stub._requests.append(request) }
+    static func with<T>(_ respond: @escaping Respond, _ body: (RecordingProvider) async throws -> T) async throws -> T {
+        try await RecordingProvider.with({ request, base in
             if request.head.method == .get, StubIDToken.keySetPaths.contains(where: request.path.hasSuffix) {
                 return StubIDToken.keySet
             }
-            return await respond(request, stub.baseURL)
-        }) { server in
-            stub.lock.withLock { stub._baseURL = server.baseURL }
-            return try await body(stub)
-        }
+            return await respond(request, base)
+        }, body)
     }
 }
 

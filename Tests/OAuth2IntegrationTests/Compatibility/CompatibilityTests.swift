@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
-import OAuth2Loopback
+import OAuth2InteractiveSignIn
 import Testing
 
 extension Integration {
@@ -130,7 +130,7 @@ struct Journey {
             let tokens = try await client.clientCredentials()
             #expect(!tokens.accessToken.isEmpty)
         case .registration:
-            let registrar = try await ClientRegistrar.discover(issuer: server.issuer, transport: URLSessionTransport.shared, cache: MetadataCache())
+            let registrar = try await ClientRegistrar(server: .issuer(server.issuer), environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
             let registration = try await registrar.register(server.registrationMetadata)
             #expect(!registration.clientID.isEmpty)
             if server == .lemonldap {
@@ -168,7 +168,7 @@ struct Journey {
         case .device: await missing { _ = try await probe.startDeviceAuthorization() }
         case .par: await missing { _ = try await probe.pushAuthorizationRequest() }
         case .registration:
-            let registrar = try await ClientRegistrar.discover(issuer: server.issuer, transport: URLSessionTransport.shared, cache: MetadataCache())
+            let registrar = try await ClientRegistrar(server: .issuer(server.issuer), environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
             await missing { _ = try await registrar.register(server.registrationMetadata) }
         case .tokenExchange, .clientCredentials, .password:
             // The grant is refused with the server's own words, typed.
@@ -213,8 +213,10 @@ struct Journey {
     func signIn(
         _ configuration: ClientConfiguration, browser: Browser = Browser(), interceptors: [any HTTPInterceptor] = []
     ) async throws -> (OAuth2Client, TokenSet, PageLog) {
-        let client = try await OAuth2Client.discover(
-            issuer: server.issuer, configuration: configuration, interceptors: interceptors, cache: MetadataCache())
+        let client = try await OAuth2Client(
+            server: .issuer(server.issuer),
+            configuration: configuration,
+            environment: HTTPEnvironment(interceptors: interceptors, metadataCache: MetadataCache()))
         IntegrationLog.record(server.rawValue, variant: "compatibility")
         let pages = PageLog()
         let signIn = LoopbackSignIn(

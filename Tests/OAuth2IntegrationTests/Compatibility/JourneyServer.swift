@@ -175,7 +175,7 @@ enum JourneyServer: String, Sendable, CaseIterable, CustomTestStringConvertible 
 
     /// Discovers the server with `configuration` and records the run on the `integration:` line.
     func client(_ configuration: ClientConfiguration) async throws -> OAuth2Client {
-        let client = try await OAuth2Client.discover(issuer: issuer, configuration: configuration, cache: MetadataCache())
+        let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration, environment: HTTPEnvironment(metadataCache: MetadataCache()))
         IntegrationLog.record(rawValue, variant: "compatibility")
         return client
     }

@@ -27,9 +27,10 @@ enum Authgent {
 
     /// Discovers the server and records that this test ran against it.
     static func client(transport: TransportKind = .urlSession, variant: String = "") async throws -> OAuth2Client {
-        let client = try await OAuth2Client.discover(
-            issuer: issuer, configuration: try configuration(), transport: transport.transport,
-            logger: Logger(label: "integration"), cache: MetadataCache())
+        let client = try await OAuth2Client(
+            server: .issuer(issuer),
+            configuration: try configuration(),
+            environment: HTTPEnvironment(transport: transport.transport, logger: Logger(label: "integration"), metadataCache: MetadataCache()))
         IntegrationLog.record("authgent", variant: transport.rawValue + (variant.isEmpty ? "" : "/" + variant))
         return client
     }

@@ -55,9 +55,10 @@ extension Server {
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = Logger(label: "integration")
     ) async throws -> OAuth2Client {
-        let client = try await OAuth2Client.discover(
-            issuer: issuer, configuration: configuration, transport: transport.transport, interceptors: interceptors,
-            logger: logger, cache: MetadataCache())
+        let client = try await OAuth2Client(
+            server: .issuer(issuer),
+            configuration: configuration,
+            environment: HTTPEnvironment(transport: transport.transport, interceptors: interceptors, logger: logger, metadataCache: MetadataCache()))
         IntegrationLog.record(rawValue, variant: "\(transport.rawValue)/\(issuer.lastPathComponent)/\(configuration.authenticationMethod?.rawValue ?? "auto")")
         return client
     }

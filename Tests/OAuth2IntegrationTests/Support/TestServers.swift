@@ -80,9 +80,10 @@ enum Server: String, Sendable, CaseIterable, CustomTestStringConvertible {
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = Logger(label: "integration")
     ) async throws -> OAuth2Client {
-        let client = try await OAuth2Client.discover(
-            issuer: issuer, configuration: configuration, transport: transport.transport, interceptors: interceptors,
-            logger: logger, cache: MetadataCache())
+        let client = try await OAuth2Client(
+            server: .issuer(issuer),
+            configuration: configuration,
+            environment: HTTPEnvironment(transport: transport.transport, interceptors: interceptors, logger: logger, metadataCache: MetadataCache()))
         IntegrationLog.record(rawValue, variant: "\(transport.rawValue)/\(configuration.authenticationMethod?.rawValue ?? "auto")")
         return client
     }
@@ -136,7 +137,7 @@ enum Server: String, Sendable, CaseIterable, CustomTestStringConvertible {
         #expect(discovered.metadata.deviceAuthorizationEndpoint == nil, "DOT now publishes its device endpoint: drop this")
         let metadata = discovered.metadata.filling(
             from: ServerMetadata(deviceAuthorizationEndpoint: issuer.appendingPathComponent("device-authorization/")))
-        return try OAuth2Client(metadata: metadata, configuration: configuration, transport: transport.transport, logger: discovered.logger)
+        return try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport.transport, logger: discovered.logger))
     }
 
     /// The user's side of the device flow: signs in and approves (or denies) `userCode` on

@@ -20,10 +20,10 @@ enum Fixture {
     static func publicClient(
         _ provider: TestProvider, scopes: [String] = ["openid", "profile", "email", "offline_access"]
     ) async throws -> OAuth2Client {
-        try await OAuth2Client.discover(
-            issuer: provider.issuer,
+        try await OAuth2Client(
+            server: .issuer(provider.issuer),
             configuration: ClientConfiguration(clientID: TestProvider.Demo.publicClientID, redirectURI: redirectURI, scopes: scopes),
-            cache: MetadataCache())
+            environment: HTTPEnvironment(metadataCache: MetadataCache()))
     }
 
     /// The demo confidential client, authenticating with `method`.
@@ -33,13 +33,12 @@ enum Fixture {
         scopes: [String] = ["openid", "profile", "email", "offline_access"],
         transport: any HTTPTransport = URLSessionTransport.shared
     ) async throws -> OAuth2Client {
-        try await OAuth2Client.discover(
-            issuer: provider.issuer,
+        try await OAuth2Client(
+            server: .issuer(provider.issuer),
             configuration: ClientConfiguration(
                 clientID: TestProvider.Demo.confidentialClientID, clientSecret: secret, authenticationMethod: method,
                 redirectURI: redirectURI, scopes: scopes),
-            transport: transport,
-            cache: MetadataCache())
+            environment: HTTPEnvironment(transport: transport, metadataCache: MetadataCache()))
     }
 
     /// A full authorization code sign-in through the provider's browser stand-in.

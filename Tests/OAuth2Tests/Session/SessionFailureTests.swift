@@ -81,6 +81,7 @@ import Testing
             Issue.record("a refused refresh token produced a token")
         } catch let error as OAuth2Error {
             #expect(error.code == .signInRequired)
+            #expect(error.signInReason == .refreshTokenRefused)
             #expect(error.serverCode == "invalid_grant")
             #expect(error.requiresReauthorization)
             #expect(error.statusCode == 400)

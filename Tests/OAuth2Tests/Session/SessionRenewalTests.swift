@@ -123,18 +123,18 @@ import Testing
         let client = try provider.client()
         let store = MemoryTokenStore()
         let key = Session.key(for: client)
-        await store.save(StoredSession(key: key, tokens: freshTokens("old"), subject: "user-1", clientSecret: "kept", additionalFields: ["dpop": "kept"]))
+        await store.save(StoredSession(key: key, tokens: freshTokens("old"), subject: "user-1", additionalFields: ["dpop": "kept", "client_secret": "kept"]))
         let session = try await Session(client: client, tokens: freshTokens("new"), store: store)
         let record = try #require(await store.load(session.key))
         #expect(record.tokens.accessToken == "new")
-        #expect(record.clientSecret == "kept")
+        #expect(record.additionalFields["client_secret"] == "kept")
         #expect(record.additionalFields["dpop"] == "kept")
         #expect(record.subject == nil, "the subject belongs to the previous sign-in")
         // A renewal keeps everything.
-        await store.save(StoredSession(key: key, tokens: expiredTokens(), subject: "user-2", clientSecret: "kept"))
+        await store.save(StoredSession(key: key, tokens: expiredTokens(), subject: "user-2", additionalFields: ["client_secret": "kept"]))
         _ = try await session.refresh()
         #expect(await store.load(key)?.subject == "user-2")
-        #expect(await store.load(key)?.clientSecret == "kept")
+        #expect(await store.load(key)?.additionalFields["client_secret"] == "kept")
     }
 
     @Test func withoutTokensOrRefreshTokenTheUserMustSignIn() async throws {
@@ -146,6 +146,7 @@ import Testing
             _ = try await empty.freshAccessToken()
         } catch let error as OAuth2Error {
             #expect(error.code == .signInRequired)
+            #expect(error.signInReason == .noTokens)
             #expect(error.requiresReauthorization)
         }
         let noRefresh = try await Session(client: client, tokens: expiredTokens(refreshToken: nil))
@@ -154,6 +155,7 @@ import Testing
             Issue.record("an expired token without a refresh token was renewed")
         } catch let error as OAuth2Error {
             #expect(error.code == .signInRequired)
+            #expect(error.signInReason == .noRefreshToken)
         }
         #expect(noRefresh.tokens?.accessToken == "at-0", "nothing is removed")
         #expect(provider.tokenRequestCount == 0)

@@ -27,9 +27,9 @@ import Testing
 
     @Test func theUncommonMembersAreDroppedWhenAllAreEmpty() throws {
         var state = SessionState()
-        #expect(state.uncommon == nil)
+        #expect(state.rareParts == nil)
         state.backoff = nil
-        #expect(state.uncommon == nil, "clearing what is not there makes nothing")
+        #expect(state.rareParts == nil, "clearing what is not there makes nothing")
 
         let error = OAuth2Error(.temporarilyUnavailable, source: .server, message: "busy")
         let until = Date(timeIntervalSince1970: 1_000)
@@ -43,9 +43,9 @@ import Testing
         state.backoff = nil
         #expect(state.backoff == nil)
         #expect(state.adoptedDPoP?.key.thumbprint == dpop.key.thumbprint, "clearing the back-off keeps the adopted key")
-        #expect(state.uncommon != nil)
+        #expect(state.rareParts != nil)
         state.adoptedDPoP = nil
-        #expect(state.uncommon == nil)
+        #expect(state.rareParts == nil)
     }
 
     @Test func aSubscriberIDIsNeverReused() {

@@ -82,7 +82,7 @@ final class ProgressLog: @unchecked Sendable {
         let provider = ScriptedProvider()
         let metadata = ServerMetadata(issuer: URL(string: Fixtures.issuer)!, tokenEndpoint: URL(string: "https://as.example.com/token")!,
                                       revocationEndpoint: URL(string: "https://as.example.com/revoke")!)
-        let client = try OAuth2Client(metadata: metadata, configuration: Fixtures.configuration(), transport: provider.transport)
+        let client = try OAuth2Client(metadata: metadata, configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: provider.transport))
         let session = try await Session(client: client, tokens: freshTokens("at-0", refreshToken: nil))
         let log = ProgressLog()
         let result = await session.signOut(.all, progress: log.record)
@@ -99,7 +99,7 @@ final class ProgressLog: @unchecked Sendable {
         // must not keep the tokens for a revocation that can never happen (it did).
         let provider = ScriptedProvider()
         let metadata = ServerMetadata(issuer: URL(string: Fixtures.issuer)!, tokenEndpoint: URL(string: "https://as.example.com/token")!)
-        let client = try OAuth2Client(metadata: metadata, configuration: Fixtures.configuration(), transport: provider.transport)
+        let client = try OAuth2Client(metadata: metadata, configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: provider.transport))
         let store = MemoryTokenStore()
         let session = try await Session(client: client, tokens: freshTokens("at-0", refreshToken: "rt-0"), store: store)
         let log = ProgressLog()

@@ -81,7 +81,7 @@ import Testing
         var session = sampleSession()
         session.tokens = TokenSet(accessToken: "a", scopes: [], issuedAt: Date(timeIntervalSince1970: 1))
         session.subject = nil
-        session.clientSecret = nil
+        session.additionalFields = [:]
         let json = try object(try TokenDocument(session: session).encoded())
         let stored = try #require(json["session"] as? [String: Any])
         let tokens = try #require(stored["tokens"] as? [String: Any])
@@ -138,7 +138,7 @@ import Testing
         #expect(session.tokens.issuedAt == Date(timeIntervalSince1970: 1_767_222_000))
         #expect(session.tokens.additionalFields == ["refresh_expires_in": .integer(86400)])
         #expect(session.subject == "248289761001")
-        #expect(session.clientSecret == "s3cret")
+        #expect(session.additionalFields["client_secret"] == "s3cret", "a 0.0.x secret is kept as a member of the session")
         #expect(session.updatedAt == Date(timeIntervalSince1970: 1_767_222_000))
 
         let rewritten = try TokenDocument(data: try document.encoded())

@@ -86,7 +86,7 @@ final class ScriptedProvider: @unchecked Sendable {
             metadata: Self.metadata, configuration: Fixtures.configuration(),
             pipeline: HTTPPipeline(
                 transport: transport, interceptors: [], logger: .init(label: "test"),
-                userAgent: OAuth2Client.defaultUserAgent, additionalHeaders: [:]),
+                userAgent: HTTPEnvironment.defaultUserAgent, additionalHeaders: [:]),
             now: now)
     }
 }

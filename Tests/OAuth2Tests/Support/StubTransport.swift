@@ -69,6 +69,11 @@ enum Fixtures {
         interceptors: [any HTTPInterceptor] = [],
         logger: Logger = Logger(label: "test")
     ) throws -> OAuth2Client {
-        try OAuth2Client(metadata: metadata, configuration: configuration, transport: transport, interceptors: interceptors, logger: logger)
+        try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport, interceptors: interceptors, logger: logger))
     }
+}
+
+extension StubTransport {
+    /// A plain token response: a Bearer token for a minute, with a refresh token.
+    static let tokenJSON = #"{"access_token":"at-1","token_type":"Bearer","expires_in":60,"refresh_token":"rt-1"}"#
 }

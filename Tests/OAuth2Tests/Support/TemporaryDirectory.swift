@@ -48,7 +48,7 @@ func sampleSession(
             expiresAt: Date(timeIntervalSince1970: 1_767_225_600), scopes: ["openid", "profile"],
             issuedAt: Date(timeIntervalSince1970: 1_767_222_000), additionalFields: ["refresh_expires_in": .integer(86400)]),
         subject: "248289761001",
-        clientSecret: "s3cret",
         updatedAt: Date(timeIntervalSince1970: 1_767_222_001),
-        additionalFields: additionalFields)
+        // A program's own secret beside the tokens (the `oauth2` tool keeps its client secret so).
+        additionalFields: additionalFields.merging(["client_secret": "s3cret"]) { given, _ in given })
 }

@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+
+extension OAuth2Client {
+    /// Builds an authorization request: the URL to open in a browser, and the state, nonce
+    /// and PKCE verifier to keep until the callback.
+    ///
+    /// PKCE (S256) and `state` are always on; a `nonce` is added when `openid` is among the
+    /// scopes; `dpop_jkt` with ``ClientConfiguration/dpop``; the parameters go in a signed
+    /// request object with ``ClientConfiguration/requestObject``.
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when the request must be pushed
+    ///   (``startAuthorization(_:)`` pushes it); ``OAuth2Error/Code/missingEndpoint``;
+    ///   ``OAuth2Error/Code/insecureEndpoint``.
+    package func authorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) throws
+        -> AuthorizationRequest
+    {
+        if pushesAuthorizationRequests {
+            throw OAuth2Error.client(
+                .invalidConfiguration, "Authorization requests to this server are pushed (RFC 9126): use startAuthorization(_:).")
+        }
+        return try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now())
+    }
+
+    /// Checks a callback (state, `iss`, errors) and exchanges its code for tokens.
+    ///
+    /// - Parameters:
+    ///   - callbackURL: the URL the browser was redirected to.
+    ///   - request: the request that started the flow.
+    /// - Throws: ``OAuth2Error/Code/stateMismatch``, ``OAuth2Error/Code/issuerMismatch``,
+    ///   the authorization server's error (`access_denied`…), or the token endpoint's.
+    ///   A callback that fails a check never reaches the token endpoint.
+    public func completeAuthorization(callbackURL: URL, request: AuthorizationRequest) async throws -> TokenSet {
+        let response = try AuthorizationResponse(callbackURL: callbackURL, request: request)
+        return try await exchangeCode(response, request: request)
+    }
+
+    /// Exchanges a checked authorization code for tokens.
+    public func exchangeCode(_ response: AuthorizationResponse, request: AuthorizationRequest) async throws -> TokenSet {
+        let grant = Grant.authorizationCode(
+            code: response.code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier)
+        let tokens = try await sendGrant(grant, requestedScopes: request.scopes)
+        guard tokens.idToken != nil || request.nonce == nil else {
+            // OIDC Core §3.1.3.3: a token response to an `openid` request carries an ID token.
+            throw OAuth2Error(.invalidIDToken, source: .client, message: "The token response to an OpenID Connect request has no ID token.",
+                underlyingError: JOSEError(.malformed, "missing id_token"))
+        }
+        try await validateIDToken(
+            in: tokens,
+            expecting: IDTokenValidator.Expectations(nonce: request.nonce, maxAge: request.maxAge, accessToken: tokens.accessToken, authorizationCode: response.code))
+        return tokens
+    }
+}

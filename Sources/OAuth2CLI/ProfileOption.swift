@@ -1,0 +1,20 @@
+import ArgumentParser
+import Foundation
+import OAuth2
+
+/// The names under which a profile keeps the options of sender-constrained tokens, pushed
+/// requests and JWT client authentication (``Profile/options``). Paths, algorithm names
+/// and switches only: never key material.
+enum ProfileOption {
+    /// The DPoP key's algorithm (`ES256`, `EdDSA`…): the profile's tokens are DPoP-bound,
+    /// and the key is kept with them in the token store.
+    static let dpop = "dpop"
+    /// `true`: authorization requests are pushed (PAR) even when the server does not require it.
+    static let par = "par"
+    /// The absolute path of the `private_key_jwt` key file (PEM or JWK).
+    static let privateKey = "private_key"
+    /// The `kid` put in client assertions, when not the key file's own.
+    static let keyID = "key_id"
+    /// What client assertions' `aud` names: `issuer`, `token-endpoint` or `endpoint`.
+    static let assertionAudience = "assertion_audience"
+}

@@ -1,0 +1,149 @@
+import Foundation
+import OAuth2
+import OAuth2TestSupport
+import Testing
+@testable import OAuth2InteractiveSignIn
+
+/// `DeviceSignIn`: the presentation of the device flow, against a local provider.
+@Suite struct DeviceSignInTests {
+    static let deviceCode = "dc-never-shown-4711"
+
+    static func deviceAnswer(_ base: URL, complete: Bool = true, interval: Int = 1) -> LocalHTTPServer.Reply {
+        let verification = base.appendingPathComponent("activate").absoluteString
+        let completeMember = complete ? #","verification_uri_complete":"\#(verification)?user_code=WDJB-MJHT""# : ""
+        return .json(200, #"{"device_code":"\#(deviceCode)","user_code":"WDJB-MJHT","verification_uri":"\#(verification)"\#(completeMember),"expires_in":900,"interval":\#(interval)}"#)
+    }
+
+    static let pending = LocalHTTPServer.Reply.json(400, #"{"error":"authorization_pending"}"#)
+    static let slowDown = LocalHTTPServer.Reply.json(400, #"{"error":"slow_down"}"#)
+
+    @Test func showsTheCodeAndPollsUntilApproved() async throws {
+        let base = BaseBox()
+        try await SignInProvider.with(
+            token: { index, _ in [Self.pending, Self.slowDown, Self.pending, SignInProvider.tokens][min(index, 3)] },
+            device: { _ in Self.deviceAnswer(base.url!) }
+        ) { provider in
+            base.url = provider.baseURL
+            let output = CapturedOutput()
+            let clock = ImmediateClock()
+            let tokens = try await DeviceSignIn(output: output, qrCode: .never)
+                .signIn(client: try provider.client(), scopes: ["read", "write"], clock: clock)
+            #expect(tokens.accessToken == "at-from-fake")
+            #expect(provider.deviceRequests == [["client_id": "cli", "scope": "read write"]])
+            #expect(provider.tokenRequests.count == 4)
+            #expect(provider.tokenRequests.allSatisfy { $0["device_code"] == Self.deviceCode && $0["grant_type"] == Grant.deviceCodeType })
+            #expect(clock.sleeps == [.seconds(1), .seconds(1), .seconds(6), .seconds(6)], "slow_down added 5 s")
+            let text = output.text
+            #expect(text.contains("    WDJB-MJHT\n"))
+            #expect(text.contains(provider.baseURL.appendingPathComponent("activate").absoluteString + "\n"))
+            #expect(text.contains("activate?user_code=WDJB-MJHT"))
+            #expect(text.contains("The code expires in 15 minutes."))
+            #expect(text.contains("The server asked to poll less often: every 6 seconds now."))
+            #expect(!text.contains(Self.deviceCode))
+            #expect(!text.contains("at-from-fake"))
+            #expect(!text.contains("\u{1B}"), "no terminal controls when the output is not a terminal")
+        }
+    }
+
+    @Test func onATerminalItCountsDownAndDrawsTheQRCode() async throws {
+        let base = BaseBox()
+        try await SignInProvider.with(
+            token: { index, _ in index < 2 ? Self.pending : SignInProvider.tokens },
+            device: { _ in Self.deviceAnswer(base.url!) }
+        ) { provider in
+            base.url = provider.baseURL
+            let output = CapturedOutput(isTerminal: true)
+            // The real clock, a 1 s interval: the countdown ticks while polling waits.
+            _ = try await DeviceSignIn(output: output, qrStyle: .darkOnLight).signIn(client: try provider.client())
+            let text = output.text
+            #expect(text.contains("\r\u{1B}[2KWaiting for approval… 14:"))
+            #expect(text.hasSuffix("\r\u{1B}[2K"), "the countdown line is cleared at the end")
+            if TerminalQRCode.isAvailable() {
+                let qr = try #require(TerminalQRCode(encoding: provider.baseURL.appendingPathComponent("activate").absoluteString + "?user_code=WDJB-MJHT"))
+                #expect(text.contains("Or scan this QR code with a phone (it carries the code):"))
+                #expect(text.contains(qr.render(style: .darkOnLight)))
+            }
+        }
+    }
+
+    @Test func withoutACompleteURITheQRCodeCarriesThePlainURI() throws {
+        let authorization = DeviceAuthorization(
+            deviceCode: Self.deviceCode, userCode: "ABCD", verificationURI: URL(string: "https://as.example.com/device")!,
+            expiresAt: Date().addingTimeInterval(60), interval: 5)
+        let qr = try #require(TerminalQRCode(version: 1, size: 2, modules: [true, false, false, true]))
+        let presenter = DeviceSignIn(output: CapturedOutput(), qrStyle: .darkOnLight)
+        let text = presenter.instructions(for: authorization, qrCode: qr)
+        #expect(text.contains("https://as.example.com/device\n"))
+        #expect(!text.contains("carries the code:\n\n    "), "no complete URI to show")
+        #expect(text.contains("Or scan this QR code with a phone, then enter the code:"))
+        #expect(text.contains(qr.render(style: .darkOnLight)))
+        #expect(text.contains("The code expires in 1 minute."))
+        #expect(!text.contains(Self.deviceCode))
+        #expect(!presenter.instructions(for: authorization, qrCode: nil).contains("QR"))
+        #expect(DeviceSignIn(output: CapturedOutput(isTerminal: false), qrCode: .automatic).qrCodeToShow(for: authorization) == nil)
+        #expect(DeviceSignIn(output: CapturedOutput(isTerminal: true), qrCode: .never).qrCodeToShow(for: authorization) == nil)
+        #expect(DeviceSignIn(output: CapturedOutput(isTerminal: true), qrCode: .always, qrLibraries: ["libnothing.so.1"]).qrCodeToShow(for: authorization) == nil)
+    }
+
+    @Test func theCountdownLine() {
+        #expect(DeviceSignIn.countdownLine(remaining: 872.6) == "Waiting for approval… 14:32 left")
+        #expect(DeviceSignIn.countdownLine(remaining: 3725) == "Waiting for approval… 1:02:05 left")
+        #expect(DeviceSignIn.countdownLine(remaining: 9) == "Waiting for approval… 0:09 left")
+        #expect(DeviceSignIn.countdownLine(remaining: -3) == "Waiting for approval… 0:00 left")
+    }
+
+    @Test func aDenialEndsItTyped() async throws {
+        let base = BaseBox()
+        try await SignInProvider.with(
+            token: { index, _ in index == 0 ? Self.pending : .json(400, #"{"error":"access_denied"}"#) },
+            device: { _ in Self.deviceAnswer(base.url!) }
+        ) { provider in
+            base.url = provider.baseURL
+            do {
+                _ = try await DeviceSignIn(output: CapturedOutput()).signIn(client: try provider.client(), clock: ImmediateClock())
+                Issue.record("a denied device sign-in returned tokens")
+            } catch let error as OAuth2Error {
+                #expect(error.code == .accessDenied)
+            }
+        }
+    }
+
+    @Test func openBrowserOpensTheCompleteURI() async throws {
+        let base = BaseBox()
+        let opened = PageBox()
+        try await SignInProvider.with(token: { _, _ in SignInProvider.tokens }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
+            base.url = provider.baseURL
+            let presenter = DeviceSignIn(output: CapturedOutput(), browser: .custom { url in
+                opened.url = url
+                return true
+            })
+            _ = try await presenter.signIn(client: try provider.client(), clock: ImmediateClock())
+            #expect(opened.url?.absoluteString == provider.baseURL.appendingPathComponent("activate").absoluteString + "?user_code=WDJB-MJHT")
+        }
+    }
+
+    @Test func theTimeoutEndsAWaitThatWouldOutliveIt() async throws {
+        let base = BaseBox()
+        try await SignInProvider.with(token: { _, _ in Self.pending }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
+            base.url = provider.baseURL
+            let started = ContinuousClock.now
+            do {
+                _ = try await DeviceSignIn(output: CapturedOutput(), timeout: .milliseconds(1500)).signIn(client: try provider.client())
+                Issue.record("pending forever, yet tokens")
+            } catch let error as OAuth2Error {
+                #expect(error.code == .timeout)
+            }
+            #expect(ContinuousClock.now - started < .seconds(30), "long before the code's 15 minutes")
+            #expect(provider.tokenRequests.count >= 1, "it did poll before giving up")
+        }
+    }
+}
+
+final class BaseBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: URL?
+    var url: URL? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
