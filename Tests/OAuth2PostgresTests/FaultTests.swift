@@ -39,9 +39,11 @@ struct FaultTests {
                 let expiredSession = StoredSession(key: key, tokens: expired)
                 let received = Gate()
                 let release = Gate()
-                let client = try await OAuth2Client.discover(
-                    issuer: provider.issuer, configuration: signIn.configuration, transport: URLSessionTransport.shared,
-                    interceptors: [HoldTokenResponses(received: received, release: release)], cache: MetadataCache())
+                let client = try await OAuth2Client(
+                    server: .issuer(provider.issuer), configuration: signIn.configuration,
+                    environment: HTTPEnvironment(
+                        transport: URLSessionTransport.shared, interceptors: [HoldTokenResponses(received: received, release: release)],
+                        metadataCache: MetadataCache()))
                 try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
                     try await store.save(expiredSession)
                     provider.resetRequestCounts()

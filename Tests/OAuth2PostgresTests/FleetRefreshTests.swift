@@ -71,13 +71,12 @@ struct FleetRefreshTests {
     }
 
     static func client(_ provider: TestProvider) async throws -> OAuth2Client {
-        try await OAuth2Client.discover(
-            issuer: provider.issuer,
+        try await OAuth2Client(
+            server: .issuer(provider.issuer),
             configuration: ClientConfiguration(
                 clientID: TestProvider.Demo.publicClientID, redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,
                 scopes: ["openid", "profile", "offline_access"]),
-            transport: URLSessionTransport.shared,
-            cache: MetadataCache())
+            environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
     }
 
     /// Starts the replicas, then releases every caller of every replica at once; returns

@@ -108,7 +108,7 @@ struct RowTests {
                 }
                 #expect(rows.count == 4)
                 let secrets = [alice, bob].flatMap {
-                    [$0.tokens.accessToken, $0.tokens.refreshToken!, $0.tokens.idToken!, $0.clientSecret!]
+                    [$0.tokens.accessToken, $0.tokens.refreshToken!, $0.tokens.idToken!]
                 }
                 for row in rows {
                     for secret in secrets { #expect(!row.contains(secret)) }

@@ -94,7 +94,7 @@ enum PostgresFixture {
             tokens: TokenSet(
                 accessToken: access, refreshToken: refresh, idToken: "id-\(UUID().uuidString)", expiresAt: expiresAt,
                 scopes: ["openid", "offline_access"], issuedAt: issuedAt),
-            subject: "subject-1", clientSecret: "client-secret-\(UUID().uuidString)",
+            subject: "subject-1",
             updatedAt: Date(timeIntervalSince1970: 1_767_222_000))
     }
 
