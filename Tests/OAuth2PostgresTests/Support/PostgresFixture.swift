@@ -7,6 +7,19 @@ import OAuth2
 import PostgresNIO
 import Testing
 
+/// A continuation resumed by whichever outcome comes first.
+final class FirstOutcome<T: Sendable>: @unchecked Sendable {
+    let lock = NSLock()
+    var continuation: CheckedContinuation<T, any Error>?
+    func finish(_ result: Result<T, any Error>) {
+        let waiting: CheckedContinuation<T, any Error>? = lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
+    }
+}
+
 /// The PostgreSQL of scripts/test-servers/postgres.sh, and stores on it for the tests.
 ///
 /// Every test works in a schema of its own (dropped at its end), so tests run in parallel
@@ -57,7 +70,7 @@ enum PostgresFixture {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
             defer { group.cancelAll() }
-            await store.waitForListener()
+            try await PostgresFixture.within(.seconds(20), "the store's listener to connect") { await store.waitForListener() }
             return try await body(store)
         }
     }
@@ -76,6 +89,23 @@ enum PostgresFixture {
             } catch {
                 _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"))
                 throw error
+            }
+        }
+    }
+
+    /// Runs `operation`, failing with `what` when it takes longer than `limit` (the
+    /// operation is left running: it may not listen to cancellation).
+    static func within<T: Sendable>(_ limit: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let once = FirstOutcome<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            once.lock.withLock { once.continuation = continuation }
+            Task {
+                do { once.finish(.success(try await operation())) } catch { once.finish(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                Issue.record("waited \(limit) for \(what)")
+                once.finish(.failure(CancellationError()))
             }
         }
     }
