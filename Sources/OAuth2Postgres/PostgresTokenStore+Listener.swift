@@ -13,10 +13,12 @@ extension PostgresTokenStore {
     /// ``Configuration/listenerReconnectDelay``.
     func listen() async {
         while !Task.isCancelled {
+            logger.info("DIAG listen: leasing \(schema)")
             do {
                 // Through the lease deadline: a lease that never comes (PostgresNIO 1.33.2 can
                 // lose one asked for while its pool starts) is abandoned and asked for again.
                 try await withLease { [logger, channel] connection in
+                    self.logger.info("DIAG listen: leased \(self.schema)")
                     var pid: Int32 = 0
                     for try await value in try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) {
                         pid = value

@@ -141,12 +141,15 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
     /// Runs the connection pool (when the store made it) and the notification listener until
     /// the task is cancelled or a graceful shutdown begins.
     public func run() async throws {
+        logger.info("DIAG run() started, schema \(schema)")
         await withTaskGroup(of: Void.self) { group in
             if ownsClient {
-                group.addTask { await self.client.run() }
+                group.addTask { self.logger.info("DIAG client.run() starting \(self.schema)"); await self.client.run(); self.logger.info("DIAG client.run() ended \(self.schema)") }
             }
             group.addTask {
+                self.logger.info("DIAG listen task starting \(self.schema)")
                 await cancelWhenGracefulShutdown { await self.listen() }
+                self.logger.info("DIAG listen task ended \(self.schema)")
             }
             await group.waitForAll()
         }

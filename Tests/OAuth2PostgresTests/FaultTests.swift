@@ -51,7 +51,7 @@ struct FaultTests {
                     async let first: Result<String, any Error> = {
                         do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
                     }()
-                    await received.wait()
+                    try await PostgresFixture.within(.seconds(30), "the renewal to reach the token endpoint") { await received.wait() }
                     // The server has rotated the refresh token; the replica's lock connection dies.
                     var holder: Int32?
                     let lockID = store.lockID(key)

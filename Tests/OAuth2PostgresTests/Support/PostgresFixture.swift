@@ -11,12 +11,15 @@ import Testing
 final class FirstOutcome<T: Sendable>: @unchecked Sendable {
     let lock = NSLock()
     var continuation: CheckedContinuation<T, any Error>?
-    func finish(_ result: Result<T, any Error>) {
+    /// Resumes with `result` unless an earlier outcome did; `true` when this one counted.
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
         let waiting: CheckedContinuation<T, any Error>? = lock.withLock {
             defer { continuation = nil }
             return continuation
         }
         waiting?.resume(with: result)
+        return waiting != nil
     }
 }
 
@@ -104,8 +107,7 @@ enum PostgresFixture {
             }
             Task {
                 try? await Task.sleep(for: limit)
-                Issue.record("waited \(limit) for \(what)")
-                once.finish(.failure(CancellationError()))
+                if once.finish(.failure(CancellationError())) { Issue.record("waited \(limit) for \(what)") }
             }
         }
     }
