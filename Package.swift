@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "OAuth2SecretService", targets: ["OAuth2SecretService"]),
         .library(name: "OAuth2InteractiveSignIn", targets: ["OAuth2InteractiveSignIn"]),
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
+        .library(name: "OAuth2Postgres", targets: ["OAuth2Postgres"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
@@ -27,6 +28,9 @@ let package = Package(
     // The `oauth2` tool uses AsyncHTTPClient either way and is released built without it.
     traits: [
         .trait(name: "URLSession", description: "URLSessionTransport, the default transport (links FoundationNetworking on Linux)"),
+        // `Postgres` (off by default) builds `OAuth2Postgres`, the token store a fleet of
+        // replicas shares; only under it does SwiftPM resolve postgres-nio and its packages.
+        .trait(name: "Postgres", description: "OAuth2Postgres: a PostgreSQL token store with single-flight refresh across replicas (postgres-nio)"),
         .default(enabledTraits: ["URLSession"]),
     ],
     dependencies: [
@@ -38,6 +42,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         // DocC: `swift package --disable-sandbox generate-documentation --target OAuth2`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -98,6 +105,23 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The token store a fleet shares (PostgreSQL): single-flight refresh across replicas.
+        // Its sources are inside `#if Postgres`; without the trait the module is empty and
+        // nothing of postgres-nio is built.
+        .target(
+            name: "OAuth2Postgres",
+            dependencies: [
+                "OAuth2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Postgres"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: strictSettings
         ),
@@ -239,6 +263,22 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The PostgreSQL store against the PostgreSQL that scripts/test-servers/postgres.sh
+        // starts (OAUTH2_TEST_POSTGRES_URL): no stand-in; without the `Postgres` trait it is empty.
+        .testTarget(
+            name: "OAuth2PostgresTests",
+            dependencies: [
+                "OAuth2", "OAuth2Postgres", "OAuth2Testing", "OAuth2TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Postgres"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
+            ],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -20,6 +20,7 @@ TLS_PORT=${OAUTH2_TEST_TLS_PORT:-4443}
 AUTHGENT_PORT=${OAUTH2_TEST_AUTHGENT_PORT:-8400}
 LEMONLDAP_PORT=${OAUTH2_TEST_LEMONLDAP_PORT:-8300}
 OIDCPROVIDER_PORT=${OAUTH2_TEST_OIDCPROVIDER_PORT:-8500}
+POSTGRES_PORT=${OAUTH2_TEST_POSTGRES_PORT:-8700}
 GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
 DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
@@ -28,6 +29,11 @@ AUTHGENT_URL=http://127.0.0.1:$AUTHGENT_PORT   # authgent-server: issuer = its U
 LEMONLDAP_URL=http://127.0.0.1:$LEMONLDAP_PORT LEMONLDAP_ISSUER=http://127.0.0.1:$LEMONLDAP_PORT
 # django-oidc-provider: issuer = its URL + the prefix its URLs are mounted under (no trailing slash).
 OIDCPROVIDER_URL=http://127.0.0.1:$OIDCPROVIDER_PORT OIDCPROVIDER_ISSUER=http://127.0.0.1:$OIDCPROVIDER_PORT/openid
+# PostgreSQL (postgres.sh): the tests' role and database; TLS verified with the test CA that
+# issued its certificate. The password is a fixed test value, like the users' above.
+POSTGRES_USER=oauth2 POSTGRES_PASSWORD=oauth2-test-pw POSTGRES_DB=oauth2_test
+POSTGRES_DB_URL_PUBLIC=postgres://$POSTGRES_USER@127.0.0.1:$POSTGRES_PORT/$POSTGRES_DB
+POSTGRES_URL="postgres://$POSTGRES_USER:$POSTGRES_PASSWORD@127.0.0.1:$POSTGRES_PORT/$POSTGRES_DB?sslmode=verify-full&sslrootcert=$STATE/postgres/ca.pem"
 CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC_SECRET=cc-secret
 # DOT (one grant type per client) and django-oidc-provider (password grant scopes come from the
 # client's registered scopes): pw/pw-secret; DOT only: device.
@@ -63,6 +69,7 @@ LEMONLDAP_DEBS="liblemonldap-ng-portal-perl lemonldap-ng-fastcgi-server liblemon
  libemail-sender-perl libmime-tools-perl libdbi-perl libdbd-sqlite3-perl nginx jq curl openssl"
 OIDCPROVIDER_DEBS="curl"
 TLS_DEBS="nginx curl openssl"
+POSTGRES_DEBS="postgresql-15 openssl"
 KEYRING_DEBS="dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
 # Not a server: the library the device sign-in's terminal QR code loads at run time (tested by
 # OAuth2InteractiveSignInTests, which scripts/test tells to require it).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the integration-test servers (Glewlwyd, django-oauth-toolkit, authgent-server,
-# LemonLDAP::NG, django-oidc-provider, the HTTPS front, a private desktop keyring) and headless
+# LemonLDAP::NG, django-oidc-provider, the HTTPS front, a private desktop keyring, PostgreSQL for
+# the OAuth2Postgres store) and headless
 # Chromium for the browser journeys, installs libqrencode4 for the QR-code tests and nodejs for the fragment relay test, and writes $STATE/env,
 # the variables the Swift integration tests read:
 #   . .build/test-servers/env
@@ -18,7 +19,8 @@ t0=$SECONDS
 "$TS_DIR/oidcprovider.sh" venv & oidcprovider_venv_pid=$!
 # shellcheck disable=SC2086  # word lists
 ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $AUTHGENT_DEBS $LEMONLDAP_DEBS $OIDCPROVIDER_DEBS $TLS_DEBS $KEYRING_DEBS $QR_DEBS $NODE_DEBS \
-  $CHROMIUM_DEBS
+  $CHROMIUM_DEBS \
+  $POSTGRES_DEBS
 # The headless browser of the browser journeys (Selenium's venv; its Debian part is above).
 "$TS_DIR/chromium.sh" install >/dev/null
 wait "$venv_pid" || die "making the DOT venv failed"
@@ -31,10 +33,15 @@ wait "$oidcprovider_venv_pid" || die "making the django-oidc-provider venv faile
 "$TS_DIR/oidcprovider.sh" start
 "$TS_DIR/tls.sh" start
 "$TS_DIR/keyring.sh" start
+# After tls.sh: its server certificate is issued by the test CA that tls.sh made.
+"$TS_DIR/postgres.sh" start
 
 # The authgent client's random credentials and the test assertion key (authgent.sh writes them).
 # shellcheck source=/dev/null
 . "$STATE/authgent/clients.env"
+# OAUTH2_TEST_POSTGRES_URL and OAUTH2_TEST_POSTGRES_CA_FILE (postgres.sh writes them).
+# shellcheck source=/dev/null
+. "$STATE/postgres/env"
 
 # KEY=value lines, quoted for the shell.
 vars() {
@@ -66,6 +73,7 @@ vars() {
     OAUTH2_TEST_LEMONLDAP_URL="$LEMONLDAP_URL" OAUTH2_TEST_LEMONLDAP_ISSUER="$LEMONLDAP_ISSUER" \
     OAUTH2_TEST_OIDCPROVIDER_URL="$OIDCPROVIDER_URL" OAUTH2_TEST_OIDCPROVIDER_ISSUER="$OIDCPROVIDER_ISSUER" \
     OAUTH2_TEST_POST_LOGOUT_URI="$POST_LOGOUT_URI" \
+    OAUTH2_TEST_POSTGRES_URL="$OAUTH2_TEST_POSTGRES_URL" OAUTH2_TEST_POSTGRES_CA_FILE="$OAUTH2_TEST_POSTGRES_CA_FILE" \
     OAUTH2_TEST_KEYRING_BUS="$("$TS_DIR/keyring.sh" address)"; do
     printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
   done

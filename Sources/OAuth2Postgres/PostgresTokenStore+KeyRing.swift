@@ -1,0 +1,113 @@
+#if Postgres
+import Crypto
+import Foundation
+import OAuth2
+
+extension PostgresTokenStore {
+    /// The keys that seal the rows: AES-256-GCM, one current key that seals every write,
+    /// and the previous keys that still open older rows.
+    ///
+    /// Each row names the id of the key that sealed it, so keys rotate without downtime:
+    /// add the new key as ``current`` and move the old one to ``previous`` on every replica;
+    /// rows are sealed again with the new key the next time they are written (or at once,
+    /// with ``PostgresTokenStore/resealRows(limit:)``). Remove an old key once no row names
+    /// it (``PostgresTokenStore/keyUsage()``).
+    ///
+    /// The associated data of each ciphertext binds it to its key id and its row's session
+    /// key (issuer, client id, account), so a ciphertext copied into another row does not
+    /// open.
+    public struct KeyRing: Sendable {
+        /// One key and its id.
+        public struct Key: Sendable {
+            /// The id rows name; chosen by the application (`2026-11`, a KMS key version).
+            public let id: String
+            let key: SymmetricKey
+
+            /// A key of exactly 32 bytes, named `id` (1 to 64 printable ASCII characters).
+            ///
+            /// - Throws: ``PostgresTokenStoreError/Code/invalidConfiguration`` for another
+            ///   length or an unusable id.
+            public init(id: String, bytes: some ContiguousBytes) throws {
+                let count = bytes.withUnsafeBytes { $0.count }
+                guard count == 32 else {
+                    throw PostgresTokenStoreError(.invalidConfiguration, "an encryption key must be 32 bytes, not \(count)")
+                }
+                guard !id.isEmpty, id.utf8.count <= 64, id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                    throw PostgresTokenStoreError(.invalidConfiguration, "a key id must be 1 to 64 printable ASCII characters")
+                }
+                self.id = id
+                self.key = SymmetricKey(data: bytes)
+            }
+        }
+
+        /// The key that seals every write.
+        public let current: Key
+        /// Keys that only open rows sealed before the rotation.
+        public let previous: [Key]
+        private let byID: [String: SymmetricKey]
+
+        /// A ring with `current` and the `previous` keys.
+        ///
+        /// - Throws: ``PostgresTokenStoreError/Code/invalidConfiguration`` when two keys
+        ///   share an id.
+        public init(current: Key, previous: [Key] = []) throws {
+            var byID: [String: SymmetricKey] = [:]
+            for key in [current] + previous {
+                guard byID.updateValue(key.key, forKey: key.id) == nil else {
+                    throw PostgresTokenStoreError(.invalidConfiguration, "two keys of the ring share the id \"\(key.id)\"")
+                }
+            }
+            self.current = current
+            self.previous = previous
+            self.byID = byID
+        }
+
+        /// The key named `id`, if the ring holds it.
+        func key(_ id: String) -> SymmetricKey? { byID[id] }
+    }
+}
+
+/// Seals and opens the token documents of rows.
+struct RowCipher: Sendable {
+    let ring: PostgresTokenStore.KeyRing
+
+    /// What a ciphertext of the row of `key`, sealed with key `keyID`, authenticates: a
+    /// JSON array, so that no two different rows give the same bytes.
+    static func associatedData(keyID: String, for key: SessionKey) -> Data {
+        let parts = ["swift-oauth2 postgres row", keyID, key.issuer, key.clientID, key.account]
+        // An array of strings always encodes.
+        return (try? JSONEncoder().encode(parts)) ?? Data()
+    }
+
+    /// `plaintext` sealed with the current key: its id, and nonce + ciphertext + tag.
+    func seal(_ plaintext: Data, for key: SessionKey) throws -> (keyID: String, sealed: Data) {
+        let keyID = ring.current.id
+        do {
+            let box = try AES.GCM.seal(
+                plaintext, using: ring.current.key, authenticating: Self.associatedData(keyID: keyID, for: key))
+            guard let combined = box.combined else { throw PostgresTokenStoreError(.corrupt, "encryption failed") }
+            return (keyID, combined)
+        } catch {
+            throw PostgresTokenStoreError(.corrupt, "encryption failed")
+        }
+    }
+
+    /// The plain document of the row of `key`.
+    ///
+    /// - Throws: ``PostgresTokenStoreError/Code/unknownKey`` when the ring lacks `keyID`;
+    ///   ``PostgresTokenStoreError/Code/corrupt`` when the box is malformed or fails
+    ///   authentication (altered, or another row's).
+    func open(_ sealed: Data, keyID: String, for key: SessionKey) throws -> Data {
+        guard let symmetric = ring.key(keyID) else {
+            throw PostgresTokenStoreError(.unknownKey, "the row of \(key) is sealed with key \"\(keyID.prefix(64))\", which the key ring lacks")
+        }
+        guard let box = try? AES.GCM.SealedBox(combined: sealed),
+            let plaintext = try? AES.GCM.open(box, using: symmetric, authenticating: Self.associatedData(keyID: keyID, for: key))
+        else {
+            throw PostgresTokenStoreError(
+                .corrupt, "the row of \(key) fails authentication: its ciphertext was altered, or belongs to another row")
+        }
+        return plaintext
+    }
+}
+#endif

@@ -1,0 +1,131 @@
+#if Postgres
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The store's tables, and the migrations that make them.
+///
+/// Version 1: `oauth2_sessions(issuer, client_id, account, version, document, expires_at,
+/// updated_at)`, where `document` was a JSON envelope `{"alg", "kid", "data"}` around the
+/// sealed token document. Version 2 moves the key id into a column of its own (`key_id`,
+/// indexed, so that rotation finds the rows of an old key) and the ciphertext into `sealed`
+/// (`bytea`), converting every row in place.
+///
+/// Migrations run in one transaction under an advisory lock of the schema, so replicas
+/// that start together migrate once; the applied versions are rows of
+/// `oauth2_schema_migrations`.
+enum StoreSchema {
+    /// The newest schema version this library knows.
+    static let currentVersion = 2
+
+    struct Migration: Sendable {
+        let version: Int
+        let description: String
+        let statements: @Sendable (String) -> [String]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, description: "sessions table") { schema in
+            [
+                """
+                CREATE TABLE \(schema).oauth2_sessions (
+                    issuer text NOT NULL,
+                    client_id text NOT NULL,
+                    account text NOT NULL,
+                    version bigint NOT NULL,
+                    document text NOT NULL,
+                    expires_at timestamptz,
+                    updated_at timestamptz NOT NULL,
+                    PRIMARY KEY (issuer, client_id, account))
+                """,
+                "CREATE INDEX oauth2_sessions_expires_at ON \(schema).oauth2_sessions (expires_at) WHERE expires_at IS NOT NULL",
+            ]
+        },
+        Migration(version: 2, description: "key id column, ciphertext as bytea") { schema in
+            [
+                "ALTER TABLE \(schema).oauth2_sessions ADD COLUMN key_id text, ADD COLUMN sealed bytea",
+                """
+                UPDATE \(schema).oauth2_sessions
+                SET key_id = document::jsonb ->> 'kid', sealed = decode(document::jsonb ->> 'data', 'base64')
+                """,
+                """
+                ALTER TABLE \(schema).oauth2_sessions
+                    ALTER COLUMN key_id SET NOT NULL, ALTER COLUMN sealed SET NOT NULL, DROP COLUMN document
+                """,
+                "CREATE INDEX oauth2_sessions_key_id ON \(schema).oauth2_sessions (key_id)",
+            ]
+        },
+    ]
+
+    /// Creates the schema or brings it to ``currentVersion``; returns the versions applied.
+    ///
+    /// - Throws: ``PostgresTokenStoreError/Code/unsupportedSchema`` when the database is
+    ///   newer than this library.
+    static func migrate(schema: String, connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await connection.run("BEGIN", logger: logger)
+        do {
+            try await connection.run("SELECT pg_advisory_xact_lock(\(lockID(schema: schema, name: "migrations")))", logger: logger)
+            try await connection.run("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
+            try await connection.run(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: schema).oauth2_schema_migrations (
+                    version integer PRIMARY KEY,
+                    description text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            var found = 0
+            for try await version in try await connection.query(
+                "SELECT coalesce(max(version), 0) FROM \(unescaped: schema).oauth2_schema_migrations", logger: logger
+            ).decode(Int.self) {
+                found = version
+            }
+            guard found <= currentVersion else {
+                throw PostgresTokenStoreError(
+                    .unsupportedSchema,
+                    "schema \(schema) is at version \(found), written by a newer swift-oauth2; this one knows up to \(currentVersion)")
+            }
+            var applied: [Int] = []
+            for migration in migrations where migration.version > found {
+                for statement in migration.statements(schema) {
+                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.run(
+                    """
+                    INSERT INTO \(unescaped: schema).oauth2_schema_migrations (version, description)
+                    VALUES (\(migration.version), \(migration.description))
+                    """, logger: logger)
+                applied.append(migration.version)
+            }
+            try await connection.run("COMMIT", logger: logger)
+            return applied
+        } catch {
+            try? await connection.run("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// A 64-bit advisory-lock id for `name` in `schema`: the first 8 bytes of a SHA-256 of
+    /// both, so stores of different schemas never share a lock.
+    static func lockID(schema: String, name: String) -> Int64 {
+        lockID(["swift-oauth2 lock", schema, name])
+    }
+
+    /// The advisory-lock id of a session key in `schema`.
+    static func lockID(schema: String, issuer: String, clientID: String, account: String) -> Int64 {
+        lockID(["swift-oauth2 session lock", schema, issuer, clientID, account])
+    }
+
+    private static func lockID(_ parts: [String]) -> Int64 {
+        var hasher = SHA256()
+        for part in parts {
+            // Length-prefixed: no two different lists hash the same bytes.
+            withUnsafeBytes(of: UInt32(part.utf8.count).bigEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: Data(part.utf8))
+        }
+        return hasher.finalize().withUnsafeBytes { raw in
+            raw.prefix(8).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+        }
+    }
+}
+#endif

@@ -1,0 +1,382 @@
+#if Postgres
+import Foundation
+import Logging
+import NIOCore
+import OAuth2
+import OAuth2JOSE
+import PostgresNIO
+import ServiceLifecycle
+
+/// A `TokenStore` in PostgreSQL that a fleet of replicas shares, with one refresh for the
+/// whole fleet when a session's token expires.
+///
+/// ```swift
+/// let store = try PostgresTokenStore(
+///     postgres: PostgresTokenStore.clientConfiguration(url: environment["OAUTH2_POSTGRES_URL"]!),
+///     keyRing: .init(current: .init(id: "2026-11", bytes: key)),
+///     logger: logger)
+/// let group = ServiceGroup(services: [store, app], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+/// // anywhere in the app:
+/// let session = Session(client: client, store: store, account: user)
+/// ```
+///
+/// - **One row per `SessionKey`** in `<schema>.oauth2_sessions`, with a `version` that
+///   every write moves on. Inside ``withExclusiveAccess(to:_:)`` a write is a
+///   compare-and-set on the version the same transaction read: a writer that went around
+///   the lock makes it throw ``PostgresTokenStoreError/Code/conflict`` instead of being
+///   overwritten. ``loadVersioned(_:)`` and ``save(_:ifVersion:)`` offer the same to callers.
+/// - **Encrypted at rest**: the row holds the library's token document (the format every
+///   store writes) sealed with AES-256-GCM under a ``KeyRing``; the row names its key id,
+///   and the ciphertext is bound to the row's session key.
+/// - **Single flight across replicas**: ``withExclusiveAccess(to:_:)`` is a transaction that
+///   holds `pg_advisory_xact_lock` on a 64-bit hash of the session key; ``load(_:)``,
+///   ``save(_:)`` and ``remove(_:)`` called inside it run on that transaction's connection.
+///   A `Session` re-reads the row once it holds the lock, so a replica that waited finds
+///   the token another replica renewed, and uses it. A replica that dies holding the lock
+///   releases it with its connection; the transaction rolls back.
+/// - **Notifications**: every write sends `NOTIFY` on the schema's channel; each replica's
+///   listener invalidates its small in-process cache (``Configuration/cacheCapacity``),
+///   which serves only while the listener is connected and empties whenever it drops.
+/// - **Schema**: created and migrated by the store itself (`oauth2_schema_migrations`), once
+///   per fleet, in a transaction (``migrate()``).
+///
+/// Run the store as a swift-service-lifecycle `Service` (``run()``): it runs its connection
+/// pool (unless the application passed its own ``client``) and the notification listener.
+///
+/// Every method throws ``PostgresTokenStoreError`` for the database's failures (see
+/// ``PostgresTokenStoreError/isTransient``); errors thrown by the body of
+/// ``withExclusiveAccess(to:_:)`` pass through unchanged.
+public final class PostgresTokenStore: TokenStore, Service, Sendable {
+    /// The connection pool the store uses. When the store made it (``init(postgres:configuration:keyRing:logger:)``),
+    /// ``run()`` runs it; when the application passed it, the application runs it.
+    public let client: PostgresClient
+    /// The store's configuration.
+    public let configuration: Configuration
+    let ownsClient: Bool
+    let cipher: RowCipher
+    let logger: Logger
+    let metrics: StoreMetrics
+    let state: Locked<State>
+    /// The schema name, checked to be a plain identifier (safe to splice into SQL).
+    let schema: String
+    /// The notification channel: one per schema.
+    let channel: String
+
+    struct State {
+        var cache: SessionCache
+        /// The migration in flight or done.
+        var schemaTask: Task<[Int], any Error>?
+        /// The listener's backend process id while it is connected.
+        var listenerPID: Int32?
+        /// How many times the listener has connected.
+        var listenerConnections = 0
+        /// Tasks waiting for the listener to connect for the n-th time.
+        var listenerWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var statistics = Statistics()
+    }
+
+    /// What the store has done since it was made (for tests and diagnostics).
+    package struct Statistics: Sendable, Equatable {
+        /// Loads answered from the in-process cache.
+        package var cacheHits = 0
+        /// Loads outside a lock that read the database.
+        package var cacheMisses = 0
+        /// Reads of a row inside ``withExclusiveAccess(to:_:)``.
+        package var lockedReads = 0
+        /// Locks taken.
+        package var locks = 0
+        /// Notifications received.
+        package var notifications = 0
+    }
+
+    /// A store that makes and runs its own connection pool.
+    ///
+    /// - Parameters:
+    ///   - postgres: where the database is (``clientConfiguration(url:)`` reads a URL).
+    ///   - configuration: schema, cache, lock timeout, clock.
+    ///   - keyRing: the keys that seal the rows.
+    ///   - logger: where the store logs; never a token, a secret or the password.
+    /// - Throws: ``PostgresTokenStoreError/Code/invalidConfiguration``.
+    public convenience init(
+        postgres: PostgresClient.Configuration,
+        configuration: Configuration = Configuration(),
+        keyRing: KeyRing,
+        logger: Logger = Logger(label: "swift-oauth2.postgres")
+    ) throws {
+        try self.init(
+            client: PostgresClient(configuration: postgres, backgroundLogger: logger), owned: true,
+            configuration: configuration, keyRing: keyRing, logger: logger)
+    }
+
+    /// A store over the application's own connection pool, which the application runs
+    /// (``run()`` then runs only the notification listener, which holds one of its
+    /// connections).
+    ///
+    /// - Throws: ``PostgresTokenStoreError/Code/invalidConfiguration``.
+    public convenience init(
+        client: PostgresClient,
+        configuration: Configuration = Configuration(),
+        keyRing: KeyRing,
+        logger: Logger = Logger(label: "swift-oauth2.postgres")
+    ) throws {
+        try self.init(client: client, owned: false, configuration: configuration, keyRing: keyRing, logger: logger)
+    }
+
+    private init(client: PostgresClient, owned: Bool, configuration: Configuration, keyRing: KeyRing, logger: Logger) throws {
+        try configuration.validate()
+        self.client = client
+        self.ownsClient = owned
+        self.configuration = configuration
+        self.cipher = RowCipher(ring: keyRing)
+        self.logger = logger
+        self.metrics = StoreMetrics(schema: configuration.schema)
+        self.schema = configuration.schema
+        self.channel = configuration.schema + "_oauth2_sessions"
+        self.state = Locked(State(cache: SessionCache(capacity: configuration.cacheCapacity)))
+    }
+
+    // MARK: - Service
+
+    /// Runs the connection pool (when the store made it) and the notification listener until
+    /// the task is cancelled or a graceful shutdown begins.
+    public func run() async throws {
+        logger.info("DIAG run() started, schema \(schema)")
+        await withTaskGroup(of: Void.self) { group in
+            if ownsClient {
+                group.addTask { self.logger.info("DIAG client.run() starting \(self.schema)"); await self.client.run(); self.logger.info("DIAG client.run() ended \(self.schema)") }
+            }
+            group.addTask {
+                self.logger.info("DIAG listen task starting \(self.schema)")
+                await cancelWhenGracefulShutdown { await self.listen() }
+                self.logger.info("DIAG listen task ended \(self.schema)")
+            }
+            await group.waitForAll()
+        }
+    }
+
+    // MARK: - Schema
+
+    /// Creates the store's schema or migrates it to the current version, once per store
+    /// (every other method calls it first); returns the versions it applied (none when the
+    /// schema was current). Replicas that start together migrate once: the migration holds
+    /// an advisory lock of the schema and runs in one transaction.
+    ///
+    /// - Throws: ``PostgresTokenStoreError/Code/unsupportedSchema`` when a newer version of
+    ///   the library migrated the schema further; connection errors (a later call tries again).
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        let task = state.withLock { state in
+            if let task = state.schemaTask { return task }
+            let task = Task { [schema, logger] in
+                try await self.withLease { connection in
+                    try await StoreSchema.migrate(schema: schema, connection: connection, logger: logger)
+                }
+            }
+            state.schemaTask = task
+            return task
+        }
+        do {
+            let applied = try await task.value
+            if !applied.isEmpty { logger.info("schema \(schema) migrated to version \(StoreSchema.currentVersion)") }
+            return applied
+        } catch {
+            // A later call tries again.
+            state.withLock { state in if state.schemaTask == task { state.schemaTask = nil } }
+            throw PostgresTokenStoreError.mapping(error, during: "migrating schema \(schema)")
+        }
+    }
+
+    // MARK: - The lock
+
+    /// The transaction of ``withExclusiveAccess(to:_:)`` that the current task runs in.
+    @TaskLocal static var transaction: Transaction?
+
+    /// One ``withExclusiveAccess(to:_:)``: its connection, and what its body read and wrote.
+    final class Transaction: Sendable {
+        let store: ObjectIdentifier
+        let connection: PostgresConnection
+        /// What the transaction read of each key: the version (`nil`: no row) and the
+        /// document's members this version does not know, written back by `save`.
+        let reads = Locked<[SessionKey: (version: Int64?, additionalFields: [String: JSONValue])]>([:])
+        /// The lock ids of the keys it wrote, whose cache entries go after the commit.
+        let written = Locked<Set<Int64>>([])
+
+        init(store: ObjectIdentifier, connection: PostgresConnection) {
+            self.store = store
+            self.connection = connection
+        }
+    }
+
+    /// The transaction of this store the current task runs in.
+    var currentTransaction: Transaction? {
+        guard let transaction = Self.transaction, transaction.store == ObjectIdentifier(self) else { return nil }
+        return transaction
+    }
+
+    /// Runs `body` in a transaction that holds the advisory lock of `key` for the whole
+    /// fleet; ``load(_:)``, ``save(_:)`` and ``remove(_:)`` inside it use the transaction's
+    /// connection, and the writes commit when `body` returns (and roll back when it throws).
+    ///
+    /// The lock is transaction-scoped (`pg_advisory_xact_lock`): it goes with the
+    /// transaction's end, and with its connection when the process dies. The body must
+    /// not call `withExclusiveAccess` on this store again (that takes a second connection
+    /// and waits for itself until ``Configuration/lockTimeout``).
+    ///
+    /// When the connection is lost after `body` returned, the call throws only if `body`
+    /// wrote something (those writes are rolled back); a body that wrote nothing, or whose
+    /// writes all failed, keeps its answer.
+    ///
+    /// - Throws: what `body` throws, unchanged; ``PostgresTokenStoreError`` with
+    ///   ``PostgresTokenStoreError/Code/lockTimeout`` when the lock was not granted in time,
+    ///   ``PostgresTokenStoreError/Code/connectionFailed`` when the connection was lost
+    ///   (nothing of the body's writes is kept); `CancellationError` when the task was
+    ///   cancelled while it waited.
+    public func withExclusiveAccess<T: Sendable>(
+        to key: SessionKey, _ body: @Sendable () async throws -> T
+    ) async throws -> T {
+        // `body` runs in a child task of `withLease`, which ends before this call returns.
+        try await withoutActuallyEscaping(body) { body in
+            try await locked(key, body)
+        }
+    }
+
+    private func locked<T: Sendable>(_ key: SessionKey, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await migrate()
+        let lockID = lockID(key)
+        let timeout = max(1, configuration.lockTimeout.milliseconds)
+        let logger = self.logger
+        do {
+            let (value, transaction) = try await withLease { connection -> (T, Transaction) in
+                var backendPID: Int32 = 0
+                do {
+                    try await connection.run("BEGIN", logger: logger)
+                    // `SET LOCAL lock_timeout`, with the value as a parameter.
+                    let rows = try await connection.query(
+                        "SELECT pg_backend_pid(), set_config('lock_timeout', \(String(timeout) + "ms"), true)", logger: logger)
+                    for try await (pid, _) in rows.decode((Int32, String).self) { backendPID = pid }
+                } catch {
+                    throw Failure.database(error, "starting the transaction of \(key)")
+                }
+                let waitStarted = ContinuousClock.now
+                do {
+                    // A cancelled caller stops waiting: its wait is cancelled from another
+                    // connection (a query cannot be abandoned on its own connection).
+                    let pid = backendPID
+                    _ = try await withTaskCancellationHandler {
+                        // Drained: PostgresNIO answers `query` once the row description is
+                        // in, and the lock's wait (and its timeout) comes after it.
+                        try await connection.run("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
+                    } onCancel: { [client = self.client] in
+                        Task { _ = try? await client.query("SELECT pg_cancel_backend(\(pid))") }
+                    }
+                } catch {
+                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
+                    if Task.isCancelled { throw Failure.body(CancellationError()) }
+                    throw Failure.database(error, "taking the lock of \(key)")
+                }
+                self.metrics.lockWait(ContinuousClock.now - waitStarted)
+                self.state.withLock { $0.statistics.locks += 1 }
+                if Task.isCancelled {
+                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
+                    throw Failure.body(CancellationError())
+                }
+                let transaction = Transaction(store: ObjectIdentifier(self), connection: connection)
+                let value: T
+                do {
+                    value = try await Self.$transaction.withValue(transaction) { try await body() }
+                } catch {
+                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
+                    throw Failure.body(error)
+                }
+                do {
+                    try self.ensureOpen(connection, "committing the transaction of \(key)")
+                    try await self.withDeadline("committing the transaction of \(key)") {
+                        try await connection.run("COMMIT", logger: logger)
+                    }
+                } catch {
+                    // A transaction that wrote nothing loses nothing with its connection: the
+                    // body's answer stands (a renewal whose save failed keeps its tokens in
+                    // memory that way). One that wrote lost its writes: that is an error.
+                    guard transaction.written.withLock({ $0.isEmpty }) else {
+                        if let error = error as? PostgresTokenStoreError { throw Failure.body(error) }
+                        throw Failure.database(error, "committing the transaction of \(key)")
+                    }
+                    logger.warning("the connection holding the lock of \(key) was lost before the end of a transaction that wrote nothing")
+                }
+                return (value, transaction)
+            }
+            invalidate(transaction.written.withLock { $0 })
+            return value
+        } catch Failure.body(let error) {
+            throw error
+        } catch Failure.database(let error, let operation) {
+            throw PostgresTokenStoreError.mapping(error, during: operation)
+        } catch {
+            throw PostgresTokenStoreError.mapping(error, during: "getting a connection for \(key)")
+        }
+    }
+
+    /// Runs `body` on a connection of the pool, waiting at most
+    /// ``Configuration/connectionTimeout`` for one (the pool itself waits for as long as it
+    /// takes, retrying a database that refuses).
+    func withLease<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let leased = Locked(false)
+        let timeout = configuration.connectionTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { [client] in
+                try await client.withConnection { connection in
+                    leased.withLock { $0 = true }
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                if leased.withLock({ $0 }) { return nil }
+                throw PostgresTokenStoreError(.connectionFailed, "no connection to the database within \(timeout)")
+            }
+            while let result = try await group.next() {
+                if let value = result {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw CancellationError()  // unreachable: the first child always answers
+        }
+    }
+
+    /// Where a failure inside ``withExclusiveAccess(to:_:)`` came from: the database (mapped
+    /// to ``PostgresTokenStoreError``) or the body (passed through).
+    enum Failure: Error { case database(any Error, String), body(any Error) }
+
+    /// Forgets the cache entries of the keys whose lock ids are `lockIDs`.
+    func invalidate(_ lockIDs: Set<Int64>) {
+        guard !lockIDs.isEmpty else { return }
+        state.withLock { state in
+            for lockID in lockIDs { state.cache.invalidate(lockID: lockID) }
+        }
+    }
+
+    /// The advisory-lock id of `key` in this store's schema.
+    func lockID(_ key: SessionKey) -> Int64 {
+        StoreSchema.lockID(schema: schema, issuer: key.issuer, clientID: key.clientID, account: key.account)
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `query` to its end, reading (and dropping) its rows: an error the server sends
+    /// after the first row description — a lock timeout, a cancelled wait — is thrown here,
+    /// not lost.
+    func run(_ query: PostgresQuery, logger: Logger) async throws {
+        for try await _ in try await self.query(query, logger: logger) {}
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds (rounded down).
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
+#endif

@@ -1,0 +1,89 @@
+#if Postgres
+import Foundation
+import HTTPTypes
+import OAuth2
+@testable import OAuth2Postgres
+import OAuth2Testing
+import PostgresNIO
+import Testing
+
+/// Holds the token endpoint's answer (received: the server has rotated the refresh token)
+/// until the test releases it.
+struct HoldTokenResponses: HTTPInterceptor {
+    let received: Gate
+    let release: Gate
+    func didReceive(_ response: HTTPResponse, body: Data, for request: HTTPRequest, kind: RequestKind) async {
+        guard kind == .token else { return }
+        await received.release()
+        await release.wait()
+    }
+}
+
+@Suite("PostgresTokenStore: faults during a renewal")
+struct FaultTests {
+    @Test("The lock's connection killed while the rotated tokens are in flight: a typed transient error, the new tokens kept, the next renewal saves them")
+    func connectionKilledDuringRefresh() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("fault")
+        try await PostgresFixture.withDatabase(dropping: schema) { database in
+            try await TestProvider.withProvider(configuration: .demo) { provider in
+                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let signIn = try await FleetRefreshTests.client(provider)
+                let request = try signIn.authorizationRequest()
+                let tokens = try await signIn.completeAuthorization(
+                    callbackURL: try await provider.followRedirect(from: request.url), request: request)
+                var expired = tokens
+                expired.expiresAt = Date().addingTimeInterval(-3600)
+                expired.issuedAt = Date().addingTimeInterval(-7200)
+                let key = Session.key(for: signIn)
+                let expiredSession = StoredSession(key: key, tokens: expired)
+                let received = Gate()
+                let release = Gate()
+                let client = try await OAuth2Client(
+                    server: .issuer(provider.issuer), configuration: signIn.configuration,
+                    environment: HTTPEnvironment(
+                        transport: URLSessionTransport.shared, interceptors: [HoldTokenResponses(received: received, release: release)],
+                        metadataCache: MetadataCache()))
+                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                    try await store.save(expiredSession)
+                    provider.resetRequestCounts()
+                    let session = Session(client: client, store: store)
+                    async let first: Result<String, any Error> = {
+                        do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
+                    }()
+                    try await PostgresFixture.within(.seconds(30), "the renewal to reach the token endpoint") { await received.wait() }
+                    // The server has rotated the refresh token; the replica's lock connection dies.
+                    var holder: Int32?
+                    let lockID = store.lockID(key)
+                    for try await pid in try await database.query("""
+                        SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                            AND classid::bigint = \(Int64(UInt32(truncatingIfNeeded: lockID >> 32)))
+                            AND objid::bigint = \(Int64(UInt32(truncatingIfNeeded: lockID)))
+                        """).decode(Int32.self) {
+                        holder = pid
+                    }
+                    try await database.query("SELECT pg_terminate_backend(\(try #require(holder)))")
+                    await release.release()
+
+                    let outcome = await first
+                    let error = try #require(throws: PostgresTokenStoreError.self) { try outcome.get() }
+                    #expect(error.isTransient)
+                    #expect(provider.requestCount(.token) == 1)
+                    // The rotated tokens were kept in memory: the next caller gets them, no request.
+                    let renewed = try await session.freshAccessToken()
+                    #expect(renewed != tokens.accessToken)
+                    #expect(provider.isActive(token: renewed))
+                    #expect(provider.requestCount(.token) == 1)
+                    // The next renewal uses the rotated refresh token (not the dead one) and saves.
+                    let again = try await session.refresh()
+                    #expect(provider.requestCount(.token) == 2)
+                    #expect(provider.isActive(token: again.accessToken))
+                    let stored = try #require(try await store.withExclusiveAccess(to: key) { try await store.load(key) })
+                    #expect(stored.tokens.accessToken == again.accessToken)
+                    #expect(provider.isActive(token: try #require(stored.tokens.refreshToken)))
+                }
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,118 @@
+#if Postgres
+import CoreMetrics
+import Foundation
+import MetricsTestKit
+import OAuth2
+@testable import OAuth2Postgres
+import OAuth2Testing
+import Testing
+
+/// The headline: replicas (separate stores, separate connection pools, separate clients and
+/// sessions) sharing one expired session, against a provider that rotates refresh tokens.
+@Suite("PostgresTokenStore: one refresh for the fleet")
+struct FleetRefreshTests {
+    static let replicas = 4
+    static let callersPerReplica = 100
+
+    @Test("4 replicas × 100 concurrent callers on an expired session: exactly one refresh, every caller gets the new token", arguments: 1...10)
+    func oneRefreshForTheFleet(round: Int) async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("fleet")
+        try await PostgresFixture.withDatabase(dropping: schema) { _ in
+            try await TestProvider.withProvider(configuration: .demo) { provider in
+                #expect(TestProvider.Configuration.demo.rotatesRefreshTokens)
+                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let signIn = try await Self.client(provider)
+                let request = try signIn.authorizationRequest()
+                let callback = try await provider.followRedirect(from: request.url)
+                let tokens = try await signIn.completeAuthorization(callbackURL: callback, request: request)
+                let firstRefreshToken = try #require(tokens.refreshToken)
+                // Expired an hour ago, as far as every replica can tell (the provider's access
+                // token itself is still valid: only the refresh is under test).
+                var expired = tokens
+                expired.expiresAt = Date().addingTimeInterval(-3600)
+                expired.issuedAt = Date().addingTimeInterval(-7200)
+                let key = Session.key(for: signIn)
+                let expiredSession = StoredSession(key: key, tokens: expired)
+                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                    try await store.save(expiredSession)
+                }
+                provider.resetRequestCounts()
+
+                let metrics = TestMetrics()
+                let (results, lockedReads) = try await withMetricsFactory(metrics) {
+                    try await Self.fleet(schema: schema, ring: ring, provider: provider)
+                }
+
+                #expect(provider.requestCount(.token) == 1)
+                // Each replica renewed once (single flight inside it), under the lock: one read
+                // of the row each, one write for the fleet (the replica that refreshed).
+                #expect(lockedReads == [1, 1, 1, 1])
+                let dimensions = [("schema", schema)]
+                #expect(metrics.counterTotal(label: "oauth2_postgres_locked_writes_total", dimensions: dimensions) == 1)
+                #expect(try metrics.expectTimer("oauth2_postgres_lock_wait_seconds", dimensions).values.count == Self.replicas)
+                let failures = results.compactMap { if case .failure(let error) = $0 { "\(error)" } else { nil } }
+                #expect(failures.isEmpty, "\(failures.prefix(3))")
+                let accessTokens = Set(results.compactMap { try? $0.get() })
+                #expect(accessTokens.count == 1)
+                let renewed = try #require(accessTokens.first)
+                #expect(renewed != tokens.accessToken)
+                #expect(provider.isActive(token: renewed))
+                #expect(!provider.isActive(token: firstRefreshToken))  // rotated, and never presented twice
+                // The store holds what every caller got, with the rotated refresh token.
+                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                    let stored = try #require(try await store.load(key))
+                    #expect(stored.tokens.accessToken == renewed)
+                    #expect(stored.tokens.refreshToken != firstRefreshToken)
+                    #expect(provider.isActive(token: try #require(stored.tokens.refreshToken)))
+                }
+            }
+        }
+    }
+
+    static func client(_ provider: TestProvider) async throws -> OAuth2Client {
+        try await OAuth2Client(
+            server: .issuer(provider.issuer),
+            configuration: ClientConfiguration(
+                clientID: TestProvider.Demo.publicClientID, redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,
+                scopes: ["openid", "profile", "offline_access"]),
+            environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
+    }
+
+    /// Starts the replicas, then releases every caller of every replica at once; returns
+    /// each caller's access token or error.
+    static func fleet(
+        schema: String, ring: PostgresTokenStore.KeyRing, provider: TestProvider
+    ) async throws -> (results: [Result<String, any Error>], lockedReads: [Int]) {
+        let start = Gate()
+        return try await withThrowingTaskGroup(of: ([Result<String, any Error>], Int).self) { group in
+            for _ in 0..<replicas {
+                group.addTask {
+                    let client = try await client(provider)
+                    return try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                        try await store.migrate()
+                        let session = Session(client: client, store: store)
+                        await start.wait()
+                        let results = await withTaskGroup(of: Result<String, any Error>.self) { callers in
+                            for _ in 0..<callersPerReplica {
+                                callers.addTask {
+                                    do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
+                                }
+                            }
+                            return await callers.reduce(into: []) { $0.append($1) }
+                        }
+                        return (results, store.statistics.lockedReads)
+                    }
+                }
+            }
+            // Every replica is up (its listener connected) before any caller runs.
+            try await PostgresFixture.eventually("the replicas are ready") { await start.waiting == replicas }
+            await start.release()
+            return try await group.reduce(into: ([], [])) { fleet, replica in
+                fleet.results += replica.0
+                fleet.lockedReads.append(replica.1)
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,173 @@
+#if Postgres
+import Crypto
+import Foundation
+import Logging
+import OAuth2
+@testable import OAuth2Postgres
+import PostgresNIO
+import Testing
+
+/// A continuation resumed by whichever outcome comes first.
+final class FirstOutcome<T: Sendable>: @unchecked Sendable {
+    let lock = NSLock()
+    var continuation: CheckedContinuation<T, any Error>?
+    /// Resumes with `result` unless an earlier outcome did; `true` when this one counted.
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let waiting: CheckedContinuation<T, any Error>? = lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
+        return waiting != nil
+    }
+}
+
+/// The PostgreSQL of scripts/test-servers/postgres.sh, and stores on it for the tests.
+///
+/// Every test works in a schema of its own (dropped at its end), so tests run in parallel
+/// without sharing rows, locks or notifications. A test that cannot reach the server fails:
+/// there is no stand-in and no skip.
+enum PostgresFixture {
+    /// `OAUTH2_TEST_POSTGRES_URL`; the test fails when it is missing.
+    static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["OAUTH2_TEST_POSTGRES_URL"], !url.isEmpty else {
+            Issue.record("OAUTH2_TEST_POSTGRES_URL is not set: start scripts/test-servers/postgres.sh and source its env")
+            throw PostgresTokenStoreError(.invalidConfiguration, "OAUTH2_TEST_POSTGRES_URL is not set")
+        }
+        return url
+    }
+
+    /// The client configuration of the test server, with a small pool (tests run in
+    /// parallel under the server's connection limit).
+    static func clientConfiguration(maximumConnections: Int = 6) throws -> PostgresClient.Configuration {
+        var configuration = try PostgresTokenStore.clientConfiguration(url: url())
+        configuration.options.maximumConnections = maximumConnections
+        return configuration
+    }
+
+    /// A fresh schema name for one test.
+    static func schemaName(_ prefix: String) -> String {
+        "t_\(prefix)_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    }
+
+    /// A key of 32 random bytes named `id`.
+    static func ringKey(_ id: String) throws -> PostgresTokenStore.KeyRing.Key {
+        try .init(id: id, bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+    }
+
+    static let logger = Logger(label: "oauth2-postgres-tests")
+
+    /// Runs `body` with a running store of `schema` (its own connection pool), whose
+    /// listener is connected; stops the store afterwards.
+    static func withStore<T: Sendable>(
+        schema: String, keyRing: PostgresTokenStore.KeyRing, cacheCapacity: Int = 64,
+        now: @escaping @Sendable () -> Date = { Date() },
+        _ body: @Sendable (PostgresTokenStore) async throws -> T
+    ) async throws -> T {
+        let store = try PostgresTokenStore(
+            postgres: clientConfiguration(),
+            configuration: .init(
+                schema: schema, cacheCapacity: cacheCapacity, queryTimeout: .seconds(5), listenerReconnectDelay: .milliseconds(50), now: now),
+            keyRing: keyRing, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await store.run() }
+            defer { group.cancelAll() }
+            try await PostgresFixture.within(.seconds(20), "the store's listener to connect") { await store.waitForListener() }
+            return try await body(store)
+        }
+    }
+
+    /// Runs `body` with a plain client of the test server (the tests' view of the raw
+    /// tables), and drops `schema` afterwards.
+    static func withDatabase<T: Sendable>(dropping schema: String, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        let client = PostgresClient(configuration: try clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            do {
+                let value = try await body(client)
+                try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"))
+                return value
+            } catch {
+                _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"))
+                throw error
+            }
+        }
+    }
+
+    /// Runs `operation`, failing with `what` when it takes longer than `limit` (the
+    /// operation is left running: it may not listen to cancellation).
+    static func within<T: Sendable>(_ limit: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let once = FirstOutcome<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            once.lock.withLock { once.continuation = continuation }
+            Task {
+                do { once.finish(.success(try await operation())) } catch { once.finish(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                if once.finish(.failure(CancellationError())) { Issue.record("waited \(limit) for \(what)") }
+            }
+        }
+    }
+
+    /// Now, in whole seconds (the token document keeps dates to the microsecond: whole
+    /// seconds read back exactly).
+    static var now: Date { Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)) }
+
+    /// A session of `key` with recognisable tokens.
+    static func session(
+        _ key: SessionKey, access: String = "at-\(UUID().uuidString)", refresh: String? = "rt-\(UUID().uuidString)",
+        expiresAt: Date? = now.addingTimeInterval(3600), issuedAt: Date = now
+    ) -> StoredSession {
+        StoredSession(
+            key: key,
+            tokens: TokenSet(
+                accessToken: access, refreshToken: refresh, idToken: "id-\(UUID().uuidString)", expiresAt: expiresAt,
+                scopes: ["openid", "offline_access"], issuedAt: issuedAt),
+            subject: "subject-1",
+            updatedAt: Date(timeIntervalSince1970: 1_767_222_000))
+    }
+
+    static func key(_ account: String = "default") -> SessionKey {
+        SessionKey(issuer: "https://id.example.com", clientID: "fleet-client", account: account)
+    }
+
+    /// Waits until `condition` holds, checking it after each of `step`; fails the test after
+    /// `deadline` (a watchdog for hangs, not a timing assumption).
+    static func eventually(
+        _ what: String, deadline: Duration = .seconds(30), step: Duration = .milliseconds(10),
+        _ condition: @Sendable () async throws -> Bool
+    ) async throws {
+        let clock = ContinuousClock()
+        let end = clock.now + deadline
+        while clock.now < end {
+            if try await condition() { return }
+            try await Task.sleep(for: step)
+        }
+        Issue.record("timed out waiting until \(what)")
+        throw CancellationError()
+    }
+}
+
+/// Appends `postgres <test>` to `$OAUTH2_INTEGRATION_LOG`, which `scripts/test` counts.
+enum IntegrationLog {
+    private static let lock = NSLock()
+
+    static func record(_ server: String = "postgres") {
+        guard let path = ProcessInfo.processInfo.environment["OAUTH2_INTEGRATION_LOG"], !path.isEmpty else { return }
+        let test = Test.current?.id.description ?? "unknown"
+        let line = "\(server) \(test.filter { !$0.isWhitespace })\n"
+        lock.withLock {
+            if let handle = FileHandle(forWritingAtPath: path) {
+                handle.seekToEndOfFile()
+                handle.write(Data(line.utf8))
+                try? handle.close()
+            } else {
+                _ = FileManager.default.createFile(atPath: path, contents: Data(line.utf8))
+            }
+        }
+    }
+}
+#endif
