@@ -13,15 +13,16 @@ extension PostgresTokenStore {
     /// ``Configuration/listenerReconnectDelay``.
     func listen() async {
         while !Task.isCancelled {
-            logger.info("DIAG listen: leasing \(schema)")
             do {
-                // Through the lease deadline: a lease that never comes (PostgresNIO 1.33.2 can
-                // lose one asked for while its pool starts) is abandoned and asked for again.
+                // Through the lease deadline: with the database out of reach, the listener
+                // tries again after the reconnect delay.
                 try await withLease { [logger, channel] connection in
-                    self.logger.info("DIAG listen: leased \(self.schema)")
-                    var pid: Int32 = 0
-                    for try await value in try await connection.query("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) {
-                        pid = value
+                    let pid = try await self.withDeadline("starting the listener") {
+                        var pid: Int32 = 0
+                        for try await value in try await connection.rows("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) {
+                            pid = value
+                        }
+                        return pid
                     }
                     try await connection.listen(on: channel) { notifications in
                         // LISTEN is in effect: what changes from now on is notified.

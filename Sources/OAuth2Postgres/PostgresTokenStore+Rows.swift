@@ -104,7 +104,7 @@ extension PostgresTokenStore {
             return written
         }
         try await migrate()
-        let written = try await withPooledConnection("writing the row of \(key)") { connection in
+        let written = try await withPooledConnection("writing the row of \(key)", idempotent: false) { connection in
             try await self.write(session, expected: .some(version), additionalFields: [:], on: connection)
         }
         invalidate([lockID(key)])
@@ -139,7 +139,6 @@ extension PostgresTokenStore {
     public func list() async throws -> [SessionKey] {
         let query: PostgresQuery = "SELECT issuer, client_id, account FROM \(unescaped: schema).oauth2_sessions ORDER BY 1, 2, 3"
         if let transaction = currentTransaction {
-            try ensureOpen(transaction.connection, "listing the sessions")
             return try await Self.keys(transaction.connection, query, logger: logger)
         }
         try await migrate()
@@ -163,7 +162,7 @@ extension PostgresTokenStore {
             WHERE issuer = \(issuer) AND client_id = \(clientID) AND (\(account)::text IS NULL OR account = \(account))
             RETURNING issuer, client_id, account
             """
-        let keys = try await withPooledConnection("removing sessions") { [logger] connection in
+        let keys = try await withPooledConnection("removing sessions", idempotent: false) { [logger] connection in
             try await Self.keys(connection, query, logger: logger)
         }
         try await notify(keys.map(lockID))
@@ -185,7 +184,7 @@ extension PostgresTokenStore {
             DELETE FROM \(unescaped: schema).oauth2_sessions WHERE expires_at < \(cutoff)
             RETURNING issuer, client_id, account
             """
-        let keys = try await withPooledConnection("removing expired sessions") { [logger] connection in
+        let keys = try await withPooledConnection("removing expired sessions", idempotent: false) { [logger] connection in
             try await Self.keys(connection, query, logger: logger)
         }
         try await notify(keys.map(lockID))
@@ -201,7 +200,7 @@ extension PostgresTokenStore {
         let query: PostgresQuery = "SELECT key_id, count(*) FROM \(unescaped: schema).oauth2_sessions GROUP BY key_id"
         return try await withPooledConnection("counting rows by key") { [logger] connection in
             var usage: [String: Int] = [:]
-            for try await (keyID, count) in try await connection.query(query, logger: logger).decode((String, Int64).self) {
+            for try await (keyID, count) in try await connection.rows(query, logger: logger).decode((String, Int64).self) {
                 usage[keyID] = Int(count)
             }
             return usage
@@ -244,11 +243,10 @@ extension PostgresTokenStore {
             WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
             """
         var found: (Int64, String, ByteBuffer)?
-        try ensureOpen(connection, "reading the row of \(key)")
         do {
             found = try await withDeadline("reading the row of \(key)") { [logger] in
                 var found: (Int64, String, ByteBuffer)?
-                for try await row in try await connection.query(query, logger: logger).decode((Int64, String, ByteBuffer).self) {
+                for try await row in try await connection.rows(query, logger: logger).decode((Int64, String, ByteBuffer).self) {
                     found = row
                 }
                 return found
@@ -316,11 +314,10 @@ extension PostgresTokenStore {
                 """
         }
         var written: Int64?
-        try ensureOpen(connection, "writing the row of \(key)")
         do {
             written = try await withDeadline("writing the row of \(key)") { [logger] in
                 var written: Int64?
-                for try await (version, _) in try await connection.query(query, logger: logger).decode((Int64, String?).self) {
+                for try await (version, _) in try await connection.rows(query, logger: logger).decode((Int64, String?).self) {
                     written = version
                 }
                 return written
@@ -350,11 +347,10 @@ extension PostgresTokenStore {
             SELECT version, pg_notify(\(channel), \(payload))::text FROM gone
             """
         var deleted = false
-        try ensureOpen(connection, "removing the row of \(key)")
         do {
             deleted = try await withDeadline("removing the row of \(key)") { [logger] in
                 var deleted = false
-                for try await _ in try await connection.query(query, logger: logger).decode((Int64, String?).self) { deleted = true }
+                for try await _ in try await connection.rows(query, logger: logger).decode((Int64, String?).self) { deleted = true }
                 return deleted
             }
             guard !deleted, expected != nil else { return }
@@ -365,7 +361,7 @@ extension PostgresTokenStore {
                 """
             deleted = try await withDeadline("removing the row of \(key)") { [logger] in
                 var found = false
-                for try await _ in try await connection.query(check, logger: logger).decode(Int64.self) { found = true }
+                for try await _ in try await connection.rows(check, logger: logger).decode(Int64.self) { found = true }
                 return found
             }
         } catch {
@@ -388,66 +384,10 @@ extension PostgresTokenStore {
 
     static func keys(_ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger) async throws -> [SessionKey] {
         var keys: [SessionKey] = []
-        for try await (issuer, clientID, account) in try await connection.query(query, logger: logger).decode((String, String, String).self) {
+        for try await (issuer, clientID, account) in try await connection.rows(query, logger: logger).decode((String, String, String).self) {
             keys.append(SessionKey(issuer: issuer, clientID: clientID, account: account))
         }
         return keys
-    }
-
-    /// Throws ``PostgresTokenStoreError/Code/connectionFailed`` when `connection` has closed
-    /// (the server ended it, the network failed). PostgresNIO 1.33.2 never answers a query
-    /// sent on a closed connection, so a transaction whose connection died while its body
-    /// was busy elsewhere must not send one.
-    func ensureOpen(_ connection: PostgresConnection, _ operation: String) throws {
-        if connection.isClosed {
-            throw PostgresTokenStoreError(.connectionFailed, "\(operation) failed: the connection to the database was lost")
-        }
-    }
-
-    /// Runs `body` (queries on one connection), throwing
-    /// ``PostgresTokenStoreError/Code/connectionFailed`` if it has not answered within
-    /// ``Configuration/queryTimeout``. PostgresNIO 1.33.2 never answers a query written to a
-    /// connection the server has just closed, and does not stop on cancellation: such a
-    /// query is left behind (it ends when its connection is dropped), not waited for.
-    func withDeadline<T: Sendable>(_ operation: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let timeout = configuration.queryTimeout
-        let pending = Locked<CheckedContinuation<T, any Error>?>(nil)
-        let tasks = Locked<[Task<Void, Never>]>([])
-        let finish: @Sendable (Result<T, any Error>) -> Void = { result in
-            guard let continuation = pending.withLock({ value -> CheckedContinuation<T, any Error>? in
-                defer { value = nil }
-                return value
-            }) else { return }
-            for task in tasks.withLock({ $0 }) { task.cancel() }
-            continuation.resume(with: result)
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                pending.withLock { $0 = continuation }
-                let work = Task {
-                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
-                }
-                let timer = Task {
-                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                    finish(.failure(PostgresTokenStoreError(.connectionFailed, "\(operation) failed: no answer from the database within \(timeout)")))
-                }
-                tasks.withLock { $0 = [work, timer] }
-                if pending.withLock({ $0 == nil }) { work.cancel(); timer.cancel() }
-            }
-        } onCancel: {
-            for task in tasks.withLock({ $0 }) { task.cancel() }
-        }
-    }
-
-    /// Runs `body` on a connection of the pool, mapping the database's errors.
-    func withPooledConnection<T: Sendable>(
-        _ operation: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
-    ) async throws -> T {
-        do {
-            return try await withLease(body)
-        } catch {
-            throw PostgresTokenStoreError.mapping(error, during: operation)
-        }
     }
 
     /// When the row stops being of use: the access token's expiry without a refresh token,

@@ -75,7 +75,7 @@ enum StoreSchema {
                     applied_at timestamptz NOT NULL DEFAULT now())
                 """, logger: logger)
             var found = 0
-            for try await version in try await connection.query(
+            for try await version in try await connection.rows(
                 "SELECT coalesce(max(version), 0) FROM \(unescaped: schema).oauth2_schema_migrations", logger: logger
             ).decode(Int.self) {
                 found = version

@@ -141,15 +141,12 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
     /// Runs the connection pool (when the store made it) and the notification listener until
     /// the task is cancelled or a graceful shutdown begins.
     public func run() async throws {
-        logger.info("DIAG run() started, schema \(schema)")
         await withTaskGroup(of: Void.self) { group in
             if ownsClient {
-                group.addTask { self.logger.info("DIAG client.run() starting \(self.schema)"); await self.client.run(); self.logger.info("DIAG client.run() ended \(self.schema)") }
+                group.addTask { await self.client.run() }
             }
             group.addTask {
-                self.logger.info("DIAG listen task starting \(self.schema)")
                 await cancelWhenGracefulShutdown { await self.listen() }
-                self.logger.info("DIAG listen task ended \(self.schema)")
             }
             await group.waitForAll()
         }
@@ -169,17 +166,17 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
         let task = state.withLock { state in
             if let task = state.schemaTask { return task }
             let task = Task { [schema, logger] in
-                try await self.withLease { connection in
+                let applied = try await self.withPooledConnection("migrating schema \(schema)") { connection in
                     try await StoreSchema.migrate(schema: schema, connection: connection, logger: logger)
                 }
+                if !applied.isEmpty { logger.info("schema \(schema) migrated to version \(StoreSchema.currentVersion)") }
+                return applied
             }
             state.schemaTask = task
             return task
         }
         do {
-            let applied = try await task.value
-            if !applied.isEmpty { logger.info("schema \(schema) migrated to version \(StoreSchema.currentVersion)") }
-            return applied
+            return try await task.value
         } catch {
             // A later call tries again.
             state.withLock { state in if state.schemaTask == task { state.schemaTask = nil } }
@@ -243,111 +240,108 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
 
     private func locked<T: Sendable>(_ key: SessionKey, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await migrate()
+        // A connection lost before the lock was held took nothing with it: the transaction
+        // starts once more, on another.
+        var attempt = 1
+        while true {
+            do {
+                let (value, transaction) = try await withLease { connection in
+                    try await self.runTransaction(of: key, on: connection, body)
+                }
+                invalidate(transaction.written.withLock { $0 })
+                return value
+            } catch Failure.body(let error) {
+                throw error
+            } catch Failure.unstarted(let error, _) where attempt == 1 && Self.isConnectionLoss(error) {
+                attempt += 1
+            } catch Failure.database(let error, let operation), Failure.unstarted(let error, let operation) {
+                throw PostgresTokenStoreError.mapping(error, during: operation)
+            } catch {
+                throw PostgresTokenStoreError.mapping(error, during: "getting a connection for \(key)")
+            }
+        }
+    }
+
+    /// One transaction of ``withExclusiveAccess(to:_:)`` on `connection`: begin, take the
+    /// lock, run `body`, commit (or roll back). Throws ``Failure``.
+    private func runTransaction<T: Sendable>(
+        of key: SessionKey, on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> (T, Transaction) {
         let lockID = lockID(key)
         let timeout = max(1, configuration.lockTimeout.milliseconds)
         let logger = self.logger
+        let backendPID: Int32
         do {
-            let (value, transaction) = try await withLease { connection -> (T, Transaction) in
+            backendPID = try await self.withDeadline("starting the transaction of \(key)") {
+                try await connection.run("BEGIN", logger: logger)
+                // `SET LOCAL lock_timeout`, with the value as a parameter.
+                let rows = try await connection.rows(
+                    "SELECT pg_backend_pid(), set_config('lock_timeout', \(String(timeout) + "ms"), true)", logger: logger)
                 var backendPID: Int32 = 0
-                do {
-                    try await connection.run("BEGIN", logger: logger)
-                    // `SET LOCAL lock_timeout`, with the value as a parameter.
-                    let rows = try await connection.query(
-                        "SELECT pg_backend_pid(), set_config('lock_timeout', \(String(timeout) + "ms"), true)", logger: logger)
-                    for try await (pid, _) in rows.decode((Int32, String).self) { backendPID = pid }
-                } catch {
-                    throw Failure.database(error, "starting the transaction of \(key)")
-                }
-                let waitStarted = ContinuousClock.now
-                do {
-                    // A cancelled caller stops waiting: its wait is cancelled from another
-                    // connection (a query cannot be abandoned on its own connection).
-                    let pid = backendPID
-                    _ = try await withTaskCancellationHandler {
-                        // Drained: PostgresNIO answers `query` once the row description is
-                        // in, and the lock's wait (and its timeout) comes after it.
-                        try await connection.run("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
-                    } onCancel: { [client = self.client] in
-                        Task { _ = try? await client.query("SELECT pg_cancel_backend(\(pid))") }
-                    }
-                } catch {
-                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
-                    if Task.isCancelled { throw Failure.body(CancellationError()) }
-                    throw Failure.database(error, "taking the lock of \(key)")
-                }
-                self.metrics.lockWait(ContinuousClock.now - waitStarted)
-                self.state.withLock { $0.statistics.locks += 1 }
-                if Task.isCancelled {
-                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
-                    throw Failure.body(CancellationError())
-                }
-                let transaction = Transaction(store: ObjectIdentifier(self), connection: connection)
-                let value: T
-                do {
-                    value = try await Self.$transaction.withValue(transaction) { try await body() }
-                } catch {
-                    if !connection.isClosed { try? await connection.run("ROLLBACK", logger: logger) }
-                    throw Failure.body(error)
-                }
-                do {
-                    try self.ensureOpen(connection, "committing the transaction of \(key)")
-                    try await self.withDeadline("committing the transaction of \(key)") {
-                        try await connection.run("COMMIT", logger: logger)
-                    }
-                } catch {
-                    // A transaction that wrote nothing loses nothing with its connection: the
-                    // body's answer stands (a renewal whose save failed keeps its tokens in
-                    // memory that way). One that wrote lost its writes: that is an error.
-                    guard transaction.written.withLock({ $0.isEmpty }) else {
-                        if let error = error as? PostgresTokenStoreError { throw Failure.body(error) }
-                        throw Failure.database(error, "committing the transaction of \(key)")
-                    }
-                    logger.warning("the connection holding the lock of \(key) was lost before the end of a transaction that wrote nothing")
-                }
-                return (value, transaction)
+                for try await (pid, _) in rows.decode((Int32, String).self) { backendPID = pid }
+                return backendPID
             }
-            invalidate(transaction.written.withLock { $0 })
-            return value
-        } catch Failure.body(let error) {
-            throw error
-        } catch Failure.database(let error, let operation) {
-            throw PostgresTokenStoreError.mapping(error, during: operation)
         } catch {
-            throw PostgresTokenStoreError.mapping(error, during: "getting a connection for \(key)")
+            await self.rollback(connection)
+            throw Failure.unstarted(error, "starting the transaction of \(key)")
         }
-    }
-
-    /// Runs `body` on a connection of the pool, waiting at most
-    /// ``Configuration/connectionTimeout`` for one (the pool itself waits for as long as it
-    /// takes, retrying a database that refuses).
-    func withLease<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        let leased = Locked(false)
-        let timeout = configuration.connectionTimeout
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { [client] in
-                try await client.withConnection { connection in
-                    leased.withLock { $0 = true }
-                    return try await body(connection)
+        let waitStarted = ContinuousClock.now
+        do {
+            // A cancelled caller stops waiting: its wait is cancelled from another
+            // connection (a query cannot be abandoned on its own connection).
+            let pid = backendPID
+            // The server gives up at the lock timeout; the deadline is for a server
+            // that does not answer at all.
+            let deadline = self.configuration.lockTimeout + self.configuration.queryTimeout
+            try await self.withDeadline("taking the lock of \(key)", timeout: deadline) {
+                try await withTaskCancellationHandler {
+                    // Drained: PostgresNIO answers `query` once the row description is
+                    // in, and the lock's wait (and its timeout) comes after it.
+                    try await connection.run("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
+                } onCancel: { [client = self.client] in
+                    Task { _ = try? await client.query("SELECT pg_cancel_backend(\(pid))") }
                 }
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                if leased.withLock({ $0 }) { return nil }
-                throw PostgresTokenStoreError(.connectionFailed, "no connection to the database within \(timeout)")
-            }
-            while let result = try await group.next() {
-                if let value = result {
-                    group.cancelAll()
-                    return value
-                }
-            }
-            throw CancellationError()  // unreachable: the first child always answers
+        } catch {
+            await self.rollback(connection)
+            if Task.isCancelled { throw Failure.body(CancellationError()) }
+            throw Failure.unstarted(error, "taking the lock of \(key)")
         }
+        self.metrics.lockWait(ContinuousClock.now - waitStarted)
+        self.state.withLock { $0.statistics.locks += 1 }
+        if Task.isCancelled {
+            await self.rollback(connection)
+            throw Failure.body(CancellationError())
+        }
+        let transaction = Transaction(store: ObjectIdentifier(self), connection: connection)
+        let value: T
+        do {
+            value = try await Self.$transaction.withValue(transaction) { try await body() }
+        } catch {
+            await self.rollback(connection)
+            throw Failure.body(error)
+        }
+        do {
+            try await self.withDeadline("committing the transaction of \(key)") {
+                try await connection.run("COMMIT", logger: logger)
+            }
+        } catch {
+            // A transaction that wrote nothing loses nothing with its connection: the
+            // body's answer stands (a renewal whose save failed keeps its tokens in
+            // memory that way). One that wrote lost its writes: that is an error.
+            guard transaction.written.withLock({ $0.isEmpty }) else {
+                if let error = error as? PostgresTokenStoreError { throw Failure.body(error) }
+                throw Failure.database(error, "committing the transaction of \(key)")
+            }
+            logger.warning("the connection holding the lock of \(key) was lost before the end of a transaction that wrote nothing")
+        }
+        return (value, transaction)
     }
 
-    /// Where a failure inside ``withExclusiveAccess(to:_:)`` came from: the database (mapped
-    /// to ``PostgresTokenStoreError``) or the body (passed through).
-    enum Failure: Error { case database(any Error, String), body(any Error) }
+    /// Where a failure inside ``withExclusiveAccess(to:_:)`` came from: the database before
+    /// the lock was held or after it (both mapped to ``PostgresTokenStoreError``), or the
+    /// body (passed through).
+    enum Failure: Error { case unstarted(any Error, String), database(any Error, String), body(any Error) }
 
     /// Forgets the cache entries of the keys whose lock ids are `lockIDs`.
     func invalidate(_ lockIDs: Set<Int64>) {
@@ -360,15 +354,6 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
     /// The advisory-lock id of `key` in this store's schema.
     func lockID(_ key: SessionKey) -> Int64 {
         StoreSchema.lockID(schema: schema, issuer: key.issuer, clientID: key.clientID, account: key.account)
-    }
-}
-
-extension PostgresConnection {
-    /// Runs `query` to its end, reading (and dropping) its rows: an error the server sends
-    /// after the first row description — a lock timeout, a cancelled wait — is thrown here,
-    /// not lost.
-    func run(_ query: PostgresQuery, logger: Logger) async throws {
-        for try await _ in try await self.query(query, logger: logger) {}
     }
 }
 

@@ -51,6 +51,9 @@ public struct PostgresTokenStoreError: Error, Sendable, CustomStringConvertible 
     public var message: String
     /// The SQLSTATE the database answered with, when it answered.
     public var sqlState: String?
+    /// Whether the connection closed under the operation (rather than the database refusing
+    /// it or not answering in time): an idempotent operation may run again on another.
+    var lostConnection = false
     /// Whether trying again later may succeed: lost connections, serialization failures and
     /// lock timeouts. A transient error changes nothing in the store.
     public var isTransient: Bool {
@@ -77,6 +80,12 @@ extension PostgresTokenStoreError {
     /// (cancellation, the library's own) are returned unchanged.
     static func mapping(_ error: any Error, during operation: String) -> any Error {
         if error is PostgresTokenStoreError || error is CancellationError { return error }
+        if PostgresTokenStore.isConnectionLoss(error) {
+            var mapped = PostgresTokenStoreError(.connectionFailed, "\(operation) failed: the connection to the database was lost")
+            mapped.sqlState = (error as? PSQLError)?.serverInfo?[.sqlState]
+            mapped.lostConnection = true
+            return mapped
+        }
         if let transaction = error as? PostgresTransactionError {
             if let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
                 return mapping(inner, during: operation)

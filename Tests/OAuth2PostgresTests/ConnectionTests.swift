@@ -15,10 +15,37 @@ struct ConnectionTests {
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             var ssl: [Bool] = []
-            for try await value in try await client.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").decode(Bool.self) {
+            for value in try await client.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").decode(Bool.self) {
                 ssl.append(value)
             }
             #expect(ssl == [true])
+        }
+    }
+
+    @Test("Idle connections the server ended are not used: the next reads and a lock get live ones")
+    func endedIdleConnections() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("ended")
+        try await PostgresFixture.withDatabase(dropping: schema) { database in
+            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            // No cache: every load reads the database.
+            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { store in
+                let session = PostgresFixture.session(PostgresFixture.key())
+                try await store.save(session)
+                // Several connections of the store's pool, idle now.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<4 { group.addTask { _ = try await store.load(session.key) } }
+                    try await group.waitForAll()
+                }
+                let listener = try #require(store.listenerProcessID)
+                let idle = try await database.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE state = 'idle' AND pid <> \(listener) AND query LIKE \("%" + schema + ".oauth2_sessions%")"
+                ).decode(Int32.self)
+                #expect(!idle.isEmpty)
+                for pid in idle { try await database.execute("SELECT pg_terminate_backend(\(pid))") }
+                for _ in 0..<3 { #expect(try await store.load(session.key) == session) }
+                #expect(try await store.withExclusiveAccess(to: session.key) { try await store.load(session.key) } == session)
+            }
         }
     }
 

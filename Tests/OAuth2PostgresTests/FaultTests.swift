@@ -55,14 +55,14 @@ struct FaultTests {
                     // The server has rotated the refresh token; the replica's lock connection dies.
                     var holder: Int32?
                     let lockID = store.lockID(key)
-                    for try await pid in try await database.query("""
+                    for pid in try await database.execute("""
                         SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
                             AND classid::bigint = \(Int64(UInt32(truncatingIfNeeded: lockID >> 32)))
                             AND objid::bigint = \(Int64(UInt32(truncatingIfNeeded: lockID)))
                         """).decode(Int32.self) {
                         holder = pid
                     }
-                    try await database.query("SELECT pg_terminate_backend(\(try #require(holder)))")
+                    try await database.execute("SELECT pg_terminate_backend(\(try #require(holder)))")
                     await release.release()
 
                     let outcome = await first

@@ -38,7 +38,7 @@ struct LockTests {
         let high = Int64(UInt32(truncatingIfNeeded: lockID >> 32))
         let low = Int64(UInt32(truncatingIfNeeded: lockID))
         var count = 0
-        for try await value in try await database.query("""
+        for value in try await database.execute("""
             SELECT count(*) FROM pg_locks
             WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
                 AND classid::bigint = \(high) AND objid::bigint = \(low)
@@ -128,7 +128,7 @@ struct LockTests {
                     }
                     try await PostgresFixture.eventually("b waits for the lock") { try await Self.lockWaiters(database, a.lockID(key)) >= 1 }
                     let pid = try #require(await holderPID.value)
-                    try await database.query("SELECT pg_terminate_backend(\(pid))")
+                    try await database.execute("SELECT pg_terminate_backend(\(pid))")
                     #expect(try await survivor == "v0")
                     await gate.release()
                     do {

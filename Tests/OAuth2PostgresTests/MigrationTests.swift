@@ -21,7 +21,7 @@ struct MigrationTests {
         let schema = PostgresFixture.schemaName("v1")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
             for statement in try Self.version1DDL(schema: schema) {
-                try await database.query(PostgresQuery(unsafeSQL: statement))
+                try await database.execute(PostgresQuery(unsafeSQL: statement))
             }
             let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("v1-key"))
             let cipher = RowCipher(ring: ring)
@@ -33,7 +33,7 @@ struct MigrationTests {
                 let document = try TokenDocument(session: session).encoded()
                 let (keyID, sealed) = try cipher.seal(document, for: session.key)
                 let envelope = #"{"alg":"A256GCM","kid":"\#(keyID)","data":"\#(sealed.base64EncodedString())"}"#
-                try await database.query("""
+                try await database.execute("""
                     INSERT INTO \(unescaped: schema).oauth2_sessions (issuer, client_id, account, version, document, expires_at, updated_at)
                     VALUES (\(session.key.issuer), \(session.key.clientID), \(session.key.account), \(Int64(7 + index)), \(envelope), NULL, now())
                     """)
@@ -53,7 +53,7 @@ struct MigrationTests {
                 #expect(try await store.keyUsage() == ["v1-key": 3])
             }
             var versions: [Int32] = []
-            for try await version in try await database.query(
+            for version in try await database.execute(
                 PostgresQuery(unsafeSQL: "SELECT version FROM \(schema).oauth2_schema_migrations ORDER BY 1")
             ).decode(Int32.self) {
                 versions.append(version)
@@ -76,7 +76,7 @@ struct MigrationTests {
             _ = try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
                 try await store.migrate()
             }
-            try await database.query(
+            try await database.execute(
                 PostgresQuery(unsafeSQL: "INSERT INTO \(schema).oauth2_schema_migrations (version, description) VALUES (3, 'from the future')"))
             try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
                 let error = await #expect(throws: PostgresTokenStoreError.self) { try await store.list() }

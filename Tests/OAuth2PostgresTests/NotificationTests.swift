@@ -53,12 +53,12 @@ struct NotificationTests {
                 #expect(try await store.load(key) != nil)
                 // Deleted behind the store's back, without a notification: the cache still
                 // has it (what a missed notification would do).
-                try await database.query(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).oauth2_sessions"))
+                try await database.execute(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).oauth2_sessions"))
                 #expect(try await store.load(key) != nil)
                 #expect(store.statistics.cacheHits == 1)
 
                 let pid = try #require(store.listenerProcessID)
-                try await database.query("SELECT pg_terminate_backend(\(pid))")
+                try await database.execute("SELECT pg_terminate_backend(\(pid))")
                 await store.waitForListener(connections: 2)
                 #expect(store.listenerProcessID != pid)
                 #expect(try await store.load(key) == nil)
@@ -107,7 +107,7 @@ struct NotificationTests {
                 let key = PostgresFixture.key()
                 try await store.save(PostgresFixture.session(key))
                 #expect(try await store.load(key) != nil)
-                try await database.query(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).oauth2_sessions"))
+                try await database.execute(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).oauth2_sessions"))
                 #expect(try await store.load(key) == nil)
                 #expect(store.statistics.cacheHits == 0)
             }

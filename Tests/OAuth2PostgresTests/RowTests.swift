@@ -100,7 +100,7 @@ struct RowTests {
                 try await store.save(bob)
 
                 var rows: [String] = []
-                for try await (text, sealed) in try await database.query(
+                for (text, sealed) in try await database.execute(
                     PostgresQuery(unsafeSQL: "SELECT t::text, t.sealed FROM \(schema).oauth2_sessions t")
                 ).decode((String, ByteBuffer).self) {
                     rows.append(text)
@@ -116,13 +116,13 @@ struct RowTests {
                 }
 
                 // Bob's ciphertext pasted into Alice's row: authentication fails.
-                try await database.query(
+                try await database.execute(
                     PostgresQuery(
                         unsafeSQL: """
                             UPDATE \(schema).oauth2_sessions SET sealed = (SELECT sealed FROM \(schema).oauth2_sessions WHERE account = 'bob')
                             WHERE account = 'alice'
                             """))
-                try await database.query(PostgresQuery(unsafeSQL: "NOTIFY \(schema)_oauth2_sessions, '*'"))
+                try await database.execute(PostgresQuery(unsafeSQL: "NOTIFY \(schema)_oauth2_sessions, '*'"))
                 let error = await #expect(throws: PostgresTokenStoreError.self) {
                     try await store.withExclusiveAccess(to: alice.key) { try await store.load(alice.key) }
                 }

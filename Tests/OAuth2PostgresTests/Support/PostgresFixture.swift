@@ -87,10 +87,10 @@ enum PostgresFixture {
             defer { group.cancelAll() }
             do {
                 let value = try await body(client)
-                try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"))
+                try await client.execute(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"))
                 return value
             } catch {
-                _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"))
+                _ = try? await client.execute(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"))
                 throw error
             }
         }
@@ -148,6 +148,35 @@ enum PostgresFixture {
         }
         Issue.record("timed out waiting until \(what)")
         throw CancellationError()
+    }
+}
+
+extension PostgresClient {
+    /// Runs `query` on an open connection of the pool and returns its rows; the test fails
+    /// after 30 s without an answer. (PostgresNIO 1.33.2 never answers a query written to a
+    /// connection that has closed, and its pool can lend one: see
+    /// `PostgresTokenStore+Queries.swift`.)
+    @discardableResult
+    func execute(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await PostgresFixture.within(.seconds(30), "the database to answer") {
+            while true {
+                let rows: [PostgresRow]? = try await self.withConnection { connection in
+                    guard !connection.isClosed else { return nil }
+                    var rows: [PostgresRow] = []
+                    for try await row in try await connection.query(query, logger: PostgresFixture.logger) { rows.append(row) }
+                    return rows
+                }
+                if let rows { return rows }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+}
+
+extension [PostgresRow] {
+    /// Each row's columns as `types`.
+    func decode<each Column: PostgresDecodable>(_ types: (repeat each Column).Type) throws -> [(repeat each Column)] {
+        try map { try $0.decode(types) }
     }
 }
 

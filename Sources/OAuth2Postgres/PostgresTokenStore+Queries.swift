@@ -1,0 +1,170 @@
+#if Postgres
+import Foundation
+import Logging
+import OAuth2
+import PostgresNIO
+
+// Every query the store sends goes through these guards. PostgresNIO 1.33.2 writes a query
+// to its channel without a promise: on a connection that has already closed, the write
+// fails where no one sees it and the query is never answered. The pool can hand out such a
+// connection (one the server ended a moment ago), and a transaction can hold one whose
+// server process was killed while its body was busy elsewhere. So: a closed connection is
+// never leased out to a body, no query is written to a closed connection, and no wait for
+// an answer outlasts its deadline.
+
+/// Where a lease of ``PostgresTokenStore/withLease(_:)`` is: its body runs only if it was
+/// granted before the deadline.
+private enum LeaseState { case waiting, leased, abandoned }
+
+/// One connection the pool lent: closed (ask again), or the body's answer.
+private enum LeaseAttempt<T: Sendable>: Sendable { case closed, done(T) }
+
+/// A query refused because its connection had closed: ``PostgresTokenStoreError/mapping(_:during:)``
+/// makes it a ``PostgresTokenStoreError/Code/connectionFailed``.
+struct ConnectionLost: Error {}
+
+extension PostgresConnection {
+    /// `query`, refused at once with ``ConnectionLost`` when the connection has closed.
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        guard !isClosed else { throw ConnectionLost() }
+        return try await self.query(query, logger: logger)
+    }
+
+    /// Runs `query` to its end, reading (and dropping) its rows: an error the server sends
+    /// after the first row description — a lock timeout, a cancelled wait — is thrown here,
+    /// not lost.
+    func run(_ query: PostgresQuery, logger: Logger) async throws {
+        for try await _ in try await rows(query, logger: logger) {}
+    }
+}
+
+extension PostgresTokenStore {
+    /// Runs `body` on an open connection of the pool, waiting at most
+    /// ``Configuration/connectionTimeout`` for one (the pool itself waits for as long as it
+    /// takes, retrying a database that refuses), and at most ``Configuration/queryTimeout``
+    /// for `body`; maps the database's errors.
+    ///
+    /// An idempotent `body` (a read, an unconditional write or delete) whose connection was
+    /// lost runs once more on another: a connection can close between the check for it and
+    /// the query (the server ended it a moment before).
+    func withPooledConnection<T: Sendable>(
+        _ operation: String, idempotent: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await withLease { connection in
+                    try await self.withDeadline(operation) { try await body(connection) }
+                }
+            } catch where idempotent && attempt == 1 && Self.isConnectionLoss(error) {
+                attempt += 1
+            } catch {
+                throw PostgresTokenStoreError.mapping(error, during: operation)
+            }
+        }
+    }
+
+    /// Whether `error` says the connection closed under the query (as opposed to the
+    /// database refusing it, or not answering in time).
+    static func isConnectionLoss(_ error: any Error) -> Bool {
+        if error is ConnectionLost { return true }
+        if let error = error as? PostgresTokenStoreError { return error.lostConnection }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .clientClosedConnection, .serverClosedConnection, .uncleanShutdown: return true
+        case .server: return error.serverInfo?[.sqlState] == "57P01"  // terminated by the administrator
+        default: return false
+        }
+    }
+
+    /// Runs `body` on an open connection of the pool, waiting at most
+    /// ``Configuration/connectionTimeout`` for one. A connection that closed while it was
+    /// idle in the pool goes back, and the next one is asked for. A lease granted after the
+    /// deadline is handed back unused.
+    func withLease<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let lease = Locked(LeaseState.waiting)
+        let timeout = configuration.connectionTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { [client] in
+                while true {
+                    let attempt = try await client.withConnection { connection -> LeaseAttempt<T> in
+                        guard !connection.isClosed else { return .closed }
+                        let proceed = lease.withLock { state in
+                            guard state != .abandoned else { return false }
+                            state = .leased
+                            return true
+                        }
+                        guard proceed else { throw CancellationError() }
+                        return .done(try await body(connection))
+                    }
+                    if case .done(let value) = attempt { return value }
+                    // The pool has not yet seen that connection close: give it a moment.
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                let expired = lease.withLock { state in
+                    guard state == .waiting else { return false }
+                    state = .abandoned
+                    return true
+                }
+                guard expired else { return nil }
+                throw PostgresTokenStoreError(.connectionFailed, "no connection to the database within \(timeout)")
+            }
+            while let result = try await group.next() {
+                if let value = result {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw CancellationError()  // unreachable: the lease's task always answers or throws
+        }
+    }
+
+    /// Runs `body` (queries on one connection), throwing
+    /// ``PostgresTokenStoreError/Code/connectionFailed`` if it has not answered within
+    /// `timeout` (``Configuration/queryTimeout`` unless given). A query that the database
+    /// never answers is left behind (it ends when its connection goes), not waited for:
+    /// PostgresNIO does not end one on cancellation.
+    func withDeadline<T: Sendable>(
+        _ operation: String, timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let timeout = timeout ?? configuration.queryTimeout
+        let pending = Locked<CheckedContinuation<T, any Error>?>(nil)
+        let tasks = Locked<[Task<Void, Never>]>([])
+        let finish: @Sendable (Result<T, any Error>) -> Void = { result in
+            guard let continuation = pending.withLock({ value -> CheckedContinuation<T, any Error>? in
+                defer { value = nil }
+                return value
+            }) else { return }
+            for task in tasks.withLock({ $0 }) { task.cancel() }
+            continuation.resume(with: result)
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                pending.withLock { $0 = continuation }
+                let work = Task {
+                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+                }
+                let timer = Task {
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    finish(.failure(PostgresTokenStoreError(.connectionFailed, "\(operation) failed: no answer from the database within \(timeout)")))
+                }
+                tasks.withLock { $0 = [work, timer] }
+                if pending.withLock({ $0 == nil }) { work.cancel(); timer.cancel() }
+            }
+        } onCancel: {
+            for task in tasks.withLock({ $0 }) { task.cancel() }
+        }
+    }
+
+    /// Rolls back the transaction on `connection`, if the connection is still there (a
+    /// connection that closed took its transaction with it).
+    func rollback(_ connection: PostgresConnection) async {
+        _ = try? await withDeadline("rolling back") { [logger] in
+            try await connection.run("ROLLBACK", logger: logger)
+        }
+    }
+}
+#endif
