@@ -11,8 +11,9 @@ extension PostgresTokenStore {
         /// digit. Stores of different schemas share nothing, locks and notifications included.
         public var schema: String
         /// How many sessions the in-process cache keeps (oldest out first); `0` turns the
-        /// cache off. The cache serves only while this replica's notification listener is
-        /// connected, and is emptied whenever it connects or drops.
+        /// cache off, and with it the notification listener (one connection fewer: right for
+        /// short-lived processes such as the `oauth2` tool). The cache serves only while this
+        /// replica's listener is connected, and is emptied whenever it connects or drops.
         public var cacheCapacity: Int
         /// How long an operation waits for a connection of the pool (the database down,
         /// unreachable, refusing TLS, or every connection busy) before it throws

@@ -62,6 +62,44 @@ extension PostgresTokenStore {
             self.byID = byID
         }
 
+        /// A ring written as text — for an environment variable or a secret file: keys
+        /// separated by commas, the current one first, each `id:` followed by its 32 bytes in
+        /// base64 (standard or URL-safe, padded or not).
+        ///
+        /// ```swift
+        /// // OAUTH2_POSTGRES_KEYS="2026-11:q9Xr…,2026-10:Hc2M…"
+        /// let ring = try PostgresTokenStore.KeyRing(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? "")
+        /// ```
+        ///
+        /// - Throws: ``PostgresTokenStoreError/Code/invalidConfiguration`` when the text is
+        ///   empty, an entry is malformed, a key is not 32 bytes, or two keys share an id. The
+        ///   message names the entry by its position and id, never a key.
+        public init(parsing text: String) throws {
+            var keys: [Key] = []
+            for (index, entry) in text.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
+                let entry = entry.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let colon = entry.lastIndex(of: ":"), colon != entry.startIndex else {
+                    throw PostgresTokenStoreError(.invalidConfiguration, "key \(index + 1) of the ring is not id:base64-key")
+                }
+                let id = String(entry[..<colon])
+                guard let bytes = Self.base64(entry[entry.index(after: colon)...]) else {
+                    throw PostgresTokenStoreError(.invalidConfiguration, "key \(index + 1) (\"\(id.prefix(64))\") of the ring is not base64")
+                }
+                keys.append(try Key(id: id, bytes: bytes))
+            }
+            guard let current = keys.first else {
+                throw PostgresTokenStoreError(.invalidConfiguration, "the key ring is empty")
+            }
+            try self.init(current: current, previous: Array(keys.dropFirst()))
+        }
+
+        /// Standard or URL-safe base64, padded or not.
+        private static func base64(_ text: Substring) -> Data? {
+            var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+            return Data(base64Encoded: standard)
+        }
+
         /// The key named `id`, if the ring holds it.
         func key(_ id: String) -> SymmetricKey? { byID[id] }
     }

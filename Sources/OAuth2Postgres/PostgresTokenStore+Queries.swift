@@ -45,21 +45,33 @@ extension PostgresTokenStore {
     /// for `body`; maps the database's errors.
     ///
     /// An idempotent `body` (a read, an unconditional write or delete) whose connection was
-    /// lost runs once more on another: a connection can close between the check for it and
-    /// the query (the server ended it a moment before).
+    /// lost runs again on another (see ``retryingLostConnections(_:)``).
     func withPooledConnection<T: Sendable>(
         _ operation: String, idempotent: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        var attempt = 1
-        while true {
-            do {
-                return try await withLease { connection in
+        do {
+            let attempt = {
+                try await self.withLease { connection in
                     try await self.withDeadline(operation) { try await body(connection) }
                 }
-            } catch where idempotent && attempt == 1 && Self.isConnectionLoss(error) {
-                attempt += 1
-            } catch {
-                throw PostgresTokenStoreError.mapping(error, during: operation)
+            }
+            return try await idempotent ? retryingLostConnections(attempt) : attempt()
+        } catch {
+            throw PostgresTokenStoreError.mapping(error, during: operation)
+        }
+    }
+
+    /// Runs `attempt` again while it fails because its connection was lost, for at most
+    /// ``Configuration/connectionTimeout`` in all. A connection can close between the check
+    /// for it and the query, and a database restart leaves every idle connection of the pool
+    /// dead at once: each fails one attempt, at once, and the pool then opens new ones.
+    func retryingLostConnections<T: Sendable>(_ attempt: () async throws -> T) async throws -> T {
+        let end = ContinuousClock.now + configuration.connectionTimeout
+        while true {
+            do {
+                return try await attempt()
+            } catch where Self.isConnectionLoss(error) && ContinuousClock.now < end && !Task.isCancelled {
+                continue
             }
         }
     }

@@ -42,7 +42,8 @@ import ServiceLifecycle
 ///   per fleet, in a transaction (``migrate()``).
 ///
 /// Run the store as a swift-service-lifecycle `Service` (``run()``): it runs its connection
-/// pool (unless the application passed its own ``client``) and the notification listener.
+/// pool (unless the application passed its own ``client``) and the notification listener
+/// (unless the cache is off).
 ///
 /// Every method throws ``PostgresTokenStoreError`` for the database's failures (see
 /// ``PostgresTokenStoreError/isTransient``); errors thrown by the body of
@@ -138,15 +139,17 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
 
     // MARK: - Service
 
-    /// Runs the connection pool (when the store made it) and the notification listener until
-    /// the task is cancelled or a graceful shutdown begins.
+    /// Runs the connection pool (when the store made it) and the notification listener (when
+    /// the store has a cache) until the task is cancelled or a graceful shutdown begins.
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             if ownsClient {
                 group.addTask { await self.client.run() }
             }
-            group.addTask {
-                await cancelWhenGracefulShutdown { await self.listen() }
+            if configuration.cacheCapacity > 0 {
+                group.addTask {
+                    await cancelWhenGracefulShutdown { await self.listen() }
+                }
             }
             await group.waitForAll()
         }
@@ -240,25 +243,26 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
 
     private func locked<T: Sendable>(_ key: SessionKey, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await migrate()
-        // A connection lost before the lock was held took nothing with it: the transaction
-        // starts once more, on another.
-        var attempt = 1
-        while true {
-            do {
-                let (value, transaction) = try await withLease { connection in
-                    try await self.runTransaction(of: key, on: connection, body)
+        do {
+            // A connection lost before the lock was held took nothing with it: the
+            // transaction starts again, on another.
+            let (value, transaction) = try await retryingLostConnections {
+                do {
+                    return try await withLease { connection in
+                        try await self.runTransaction(of: key, on: connection, body)
+                    }
+                } catch Failure.unstarted(let error, _) where Self.isConnectionLoss(error) {
+                    throw error
                 }
-                invalidate(transaction.written.withLock { $0 })
-                return value
-            } catch Failure.body(let error) {
-                throw error
-            } catch Failure.unstarted(let error, _) where attempt == 1 && Self.isConnectionLoss(error) {
-                attempt += 1
-            } catch Failure.database(let error, let operation), Failure.unstarted(let error, let operation) {
-                throw PostgresTokenStoreError.mapping(error, during: operation)
-            } catch {
-                throw PostgresTokenStoreError.mapping(error, during: "getting a connection for \(key)")
             }
+            invalidate(transaction.written.withLock { $0 })
+            return value
+        } catch Failure.body(let error) {
+            throw error
+        } catch Failure.database(let error, let operation), Failure.unstarted(let error, let operation) {
+            throw PostgresTokenStoreError.mapping(error, during: operation)
+        } catch {
+            throw PostgresTokenStoreError.mapping(error, during: "taking the lock of \(key)")
         }
     }
 

@@ -1,0 +1,92 @@
+#if Postgres
+import Foundation
+import OAuth2
+@testable import OAuth2Postgres
+import OAuth2Testing
+import Testing
+
+/// A service token for the whole fleet: replicas (separate stores, pools, clients and
+/// sessions) renewing one client-credentials token.
+@Suite("PostgresTokenStore: one client-credentials token for the fleet")
+struct FleetClientCredentialsTests {
+    static let replicas = 4
+    static let callersPerReplica = 100
+
+    @Test("4 replicas × 100 callers: one token request when there is no token, one more when it has expired")
+    func oneTokenRequestPerRenewal() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("fleetcc")
+        try await PostgresFixture.withDatabase(dropping: schema) { _ in
+            try await TestProvider.withProvider(configuration: .demo) { provider in
+                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                provider.resetRequestCounts()
+
+                // No token yet: the first replica to hold the lock asks; every other caller reads it.
+                let first = try await Self.fleet(schema: schema, ring: ring, provider: provider)
+                #expect(provider.requestCount(.token) == 1)
+                #expect(first.failures.isEmpty, "\(first.failures.prefix(3))")
+                #expect(first.tokens.count == 1)
+                let issued = try #require(first.tokens.first)
+                #expect(provider.isActive(token: issued))
+
+                // The stored token expires (as far as every replica can tell): one renewal.
+                let key = Session.key(for: try await Self.client(provider))
+                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                    var stored = try #require(try await store.load(key))
+                    stored.tokens.expiresAt = Date().addingTimeInterval(-60)
+                    try await store.save(stored)
+                }
+                let second = try await Self.fleet(schema: schema, ring: ring, provider: provider)
+                #expect(provider.requestCount(.token) == 2)
+                #expect(second.failures.isEmpty, "\(second.failures.prefix(3))")
+                #expect(second.tokens.count == 1)
+                #expect(second.tokens.first != issued)
+            }
+        }
+    }
+
+    static func client(_ provider: TestProvider) async throws -> OAuth2Client {
+        try await OAuth2Client(
+            server: .issuer(provider.issuer),
+            configuration: ClientConfiguration(
+                clientID: TestProvider.Demo.confidentialClientID, clientSecret: TestProvider.Demo.confidentialClientSecret,
+                scopes: ["profile"]),
+            environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
+    }
+
+    /// Starts the replicas, then releases every caller at once; returns the distinct tokens
+    /// the callers got and their errors.
+    static func fleet(
+        schema: String, ring: PostgresTokenStore.KeyRing, provider: TestProvider
+    ) async throws -> (tokens: Set<String>, failures: [String]) {
+        let start = Gate()
+        let results = try await withThrowingTaskGroup(of: [Result<String, any Error>].self) { group in
+            for _ in 0..<replicas {
+                group.addTask {
+                    let client = try await client(provider)
+                    return try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                        try await store.migrate()
+                        let session = Session(client: client, store: store, options: Session.Options(renewal: .clientCredentials()))
+                        await start.wait()
+                        return await withTaskGroup(of: Result<String, any Error>.self) { callers in
+                            for _ in 0..<callersPerReplica {
+                                callers.addTask {
+                                    do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
+                                }
+                            }
+                            return await callers.reduce(into: []) { $0.append($1) }
+                        }
+                    }
+                }
+            }
+            try await PostgresFixture.eventually("the replicas are ready") { await start.waiting == replicas }
+            await start.release()
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(results.count == replicas * callersPerReplica)
+        return (
+            Set(results.compactMap { try? $0.get() }),
+            results.compactMap { if case .failure(let error) = $0 { "\(error)" } else { nil } })
+    }
+}
+#endif
