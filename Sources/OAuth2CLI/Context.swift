@@ -41,6 +41,7 @@ struct Context {
         case .keyring: return SecretServiceTokenStore()
         case .file: return try FileTokenStore(directory: global.configDirectory.appendingPathComponent("tokens"))
         case .memory: return Self.memory
+        case .postgres: return try PostgresStore.shared(logger: logger)
         }
     }
 

@@ -7,6 +7,10 @@ import NIOPosix
 import NIOSSL
 import OAuth2
 
+#if Postgres
+import OAuth2Postgres
+#endif
+
 /// What the tool says on stderr when a command fails: one sentence a person understands,
 /// with the error code in parentheses when there is one, then a hint on what to do:
 ///
@@ -57,6 +61,12 @@ struct ErrorReport: Equatable, Sendable {
         case let error as OAuth2Error: self = Self.oauth2(error, situation)
         case let error as CLIError: self = ErrorReport(sentence: Self.clause(error.message), hint: error.hint.map(Self.clause))
         case let error as TokenStoreError: self = Self.store(error)
+        #if Postgres
+        case let error as PostgresTokenStoreError:
+            self = ErrorReport(
+                sentence: "the PostgreSQL store: \(Self.clause(error.message))",
+                hint: error.isTransient ? "try again; check that the database is reachable (OAUTH2_POSTGRES_URL)" : nil)
+        #endif
         case let error as JOSEError: self = ErrorReport(sentence: "\(Self.clause(error.message)) (\(error.reason))")
         case let error as ValidationError: self = ErrorReport(sentence: Self.clause(error.message))
         case is CancellationError: self = ErrorReport(sentence: "cancelled")

@@ -2,6 +2,10 @@ import ArgumentParser
 import Foundation
 import OAuth2
 
+#if Postgres
+import OAuth2Postgres
+#endif
+
 /// The tool's exit codes (README: "Exit codes").
 enum ExitStatus: Int32 {
     /// Success.
@@ -33,6 +37,10 @@ enum ExitStatus: Int32 {
             }
         case is CancellationError: self = .cancelled
         case is ValidationError: self = .usage
+        #if Postgres
+        case let error as PostgresTokenStoreError:
+            self = error.code == .invalidConfiguration ? .usage : error.isTransient ? .transient : .refused
+        #endif
         default: self = .refused
         }
     }

@@ -6,6 +6,9 @@ import OAuth2
 /// Where tokens are kept.
 enum StoreKind: String, ExpressibleByArgument, Codable, CaseIterable {
     case keyring, file, memory
+    /// PostgreSQL (`OAUTH2_POSTGRES_URL`, `OAUTH2_POSTGRES_KEYS`), shared by every machine
+    /// that reaches it; in a build with the Postgres trait.
+    case postgres
 }
 
 /// Options every command takes, before or after its name.
@@ -16,7 +19,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .customLong("config-dir"), help: "Profiles and the file store (env OAUTH2_CONFIG_DIR; default $XDG_CONFIG_HOME/oauth2 or ~/.config/oauth2).")
     var configDir: String?
 
-    @Option(name: .long, help: "Where tokens are kept: keyring, file or memory (default: the profile's, else keyring when available, else file).")
+    @Option(name: .long, help: "Where tokens are kept: keyring, file, memory or postgres (default: the profile's, else keyring when available, else file).")
     var store: StoreKind?
 
     @Flag(name: .long, help: "JSON output.")

@@ -471,6 +471,60 @@ check glewlwyd "register: invalid metadata is refused (1)" 1 "$BIN" --profile ba
   --redirect-uri "http://127.0.0.1:1/callback" --auth-method no_such_method
 expect "the typed error is on stderr" grep -q "invalid_client_metadata" "$WORK/err"
 
+echo "== PostgreSQL store: one sign-in shared by many processes (and machines)"
+# README "The oauth2 command": --store postgres with OAUTH2_POSTGRES_URL and OAUTH2_POSTGRES_KEYS.
+# Glewlwyd's oidc-short instance: access tokens live 2 s, refresh tokens roll (each is used once).
+G_SHORT=${OAUTH2_TEST_GLEWLWYD_SHORT_ISSUER:-$G_URL/api/oidc-short}
+pg_login() {
+  "$BIN" --profile "$1" --store postgres token --grant password --issuer "$G_SHORT" --client-id "$CONF_ID" \
+    --client-secret-file "$WORK/conf-credential" --username "${OAUTH2_TEST_USER:-alice}" --password-stdin --scope "openid read" <"$WORK/gpw"
+}
+if [ -z "${OAUTH2_TEST_POSTGRES_URL:-}" ]; then
+  failures=$((failures + 1)); echo "FAIL postgres: OAUTH2_TEST_POSTGRES_URL is not set (scripts/test-servers/postgres.sh)"
+else
+  export OAUTH2_POSTGRES_URL=$OAUTH2_TEST_POSTGRES_URL OAUTH2_POSTGRES_SCHEMA=e2e_$$
+  export OAUTH2_POSTGRES_KEYS="k1:$(head -c 32 /dev/urandom | base64)"
+  pg_password=$(printf '%s' "$OAUTH2_POSTGRES_URL" | sed -E 's#^[^:]+://[^:/@]+:([^@]*)@.*#\1#')
+  pg_sql() { psql "$OAUTH2_TEST_POSTGRES_URL" -X -Atq -c "$1"; }
+  pg_none="'$BIN' --profile pg-none --store postgres token --grant password --issuer '$G_SHORT' --client-id '$CONF_ID' \
+    --client-secret-file '$WORK/conf-credential' --username '${OAUTH2_TEST_USER:-alice}' --password-stdin --scope read <'$WORK/gpw'"
+  check postgres "--store postgres without OAUTH2_POSTGRES_URL: usage error (2)" 2 sh -c "OAUTH2_POSTGRES_URL= $pg_none"
+  expect "... saying which variable" grep -q OAUTH2_POSTGRES_URL "$WORK/err"
+  check postgres "--store postgres without OAUTH2_POSTGRES_KEYS: usage error (2)" 2 sh -c "OAUTH2_POSTGRES_KEYS= $pg_none"
+  check postgres "an unreachable database: transient (3)" 3 sh -c \
+    "OAUTH2_POSTGRES_URL='postgres://oauth2:$pg_password@127.0.0.1:1/x?sslmode=disable' $pg_none"
+  expect "... and the URL's password is not printed" sh -c "! grep -qF -- '$pg_password' '$WORK/err'"
+  check postgres "machine profile in PostgreSQL: password grant" 0 pg_login pg
+  first=$(out)
+  expect "the profile remembers the store" grep -q '"store" : "postgres"' "$OAUTH2_CONFIG_DIR/profiles/pg.json"
+  expect "one row in PostgreSQL, sealed: no token in it" sh -c "test \"\$(psql '$OAUTH2_TEST_POSTGRES_URL' -X -Atq -c \
+    'SELECT count(*) FROM $OAUTH2_POSTGRES_SCHEMA.oauth2_sessions')\" = 1 && ! psql '$OAUTH2_TEST_POSTGRES_URL' -X -Atq -c \
+    \"SELECT encode(sealed, 'escape') FROM $OAUTH2_POSTGRES_SCHEMA.oauth2_sessions\" | grep -qF -- '$first'"
+  check postgres "a valid token comes from PostgreSQL with no request (-vv shows no password)" 0 "$BIN" -vv --profile pg token
+  expect "... the same token, no request, no password" sh -c "test \"\$(cat '$WORK/out')\" = '$first' \
+    && ! grep -q '/token' '$WORK/err' && ! grep -qF -- '$pg_password' '$WORK/err'"
+  sleep 3   # the token's whole lifetime: what follows is about an expired token
+  # 100 processes at once on the expired session: one refresh for all of them (the others wait
+  # for the lock, read the row again and take the renewed token). Glewlwyd rolls refresh
+  # tokens: a second refresh with the first refresh token would be refused.
+  fleet() {
+    local i pids=() bad=0
+    for i in $(seq 1 100); do "$BIN" -v --profile pg token >"$WORK/fleet.$i.out" 2>"$WORK/fleet.$i.err" & pids+=($!); done
+    for i in "${pids[@]}"; do wait "$i" || bad=$((bad + 1)); done
+    echo "failed=$bad tokens=$(cat "$WORK"/fleet.*.out | sort -u | wc -l) refreshes=$(grep -l '/token → 200' "$WORK"/fleet.*.err | wc -l)"
+    [ "$bad" = 0 ]
+  }
+  check postgres "100 oauth2 token processes at once on an expired session" 0 fleet
+  expect "... one token request for all, every process the same new token" sh -c "grep -qx 'failed=0 tokens=1 refreshes=1' '$WORK/out' \
+    && test \"\$(cat '$WORK/fleet.1.out')\" != '$first'"
+  check postgres "a later process takes the renewed token from PostgreSQL" 0 "$BIN" -v --profile pg token
+  expect "... with no request" sh -c "test \"\$(cat '$WORK/out')\" = \"\$(cat '$WORK/fleet.1.out')\" && ! grep -q '/token' '$WORK/err'"
+  check postgres "logout removes the row" 0 "$BIN" --profile pg logout
+  expect "... (no row left)" sh -c "test \"\$(psql '$OAUTH2_TEST_POSTGRES_URL' -X -Atq -c 'SELECT count(*) FROM $OAUTH2_POSTGRES_SCHEMA.oauth2_sessions')\" = 0"
+  check postgres "token after logout: sign in again (5)" 5 "$BIN" --profile pg token
+  pg_sql "DROP SCHEMA IF EXISTS $OAUTH2_POSTGRES_SCHEMA CASCADE" >/dev/null 2>&1 || true
+fi
+
 echo "== Faults: the fault suite's scenarios (docs/fault-suite.md) against the tool"
 # OAuth2TestWorker fault-server serves every FaultScenario and prints "<name> <url> <exit>".
 # Each against the token endpoint (client credentials: the documented exit status, no secret

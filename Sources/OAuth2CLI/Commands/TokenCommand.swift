@@ -113,6 +113,8 @@ struct TokenCommand: AsyncParsableCommand {
             issuer: issuer, tokenEndpoint: tokenEndpoint, provider: provider, clientID: clientID!, authMethod: auth.method, scopes: scopes,
             clientSecretFile: secretFile,
             grant: grant.rawValue, store: await context.storeKind(for: nil), options: auth.profileOptions)
+        // A store that cannot be opened (PostgreSQL without its settings) fails before any request.
+        _ = try context.tokenStore(profile.store)
         var client = try await context.client(for: profile, secret: secret)
         if let dpop {
             let key = try DPoPArgument.key(dpop, metadata: client.metadata)
