@@ -54,34 +54,12 @@ struct FleetClientCredentialsTests {
             environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
     }
 
-    /// Starts the replicas, then releases every caller at once; returns the distinct tokens
-    /// the callers got and their errors.
+    /// The fleet's callers' distinct tokens, and their errors.
     static func fleet(
         schema: String, ring: PostgresTokenStore.KeyRing, provider: TestProvider
     ) async throws -> (tokens: Set<String>, failures: [String]) {
-        let start = Gate()
-        let results = try await withThrowingTaskGroup(of: [Result<String, any Error>].self) { group in
-            for _ in 0..<replicas {
-                group.addTask {
-                    let client = try await client(provider)
-                    return try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
-                        try await store.migrate()
-                        let session = Session(client: client, store: store, options: Session.Options(renewal: .clientCredentials()))
-                        await start.wait()
-                        return await withTaskGroup(of: Result<String, any Error>.self) { callers in
-                            for _ in 0..<callersPerReplica {
-                                callers.addTask {
-                                    do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
-                                }
-                            }
-                            return await callers.reduce(into: []) { $0.append($1) }
-                        }
-                    }
-                }
-            }
-            try await PostgresFixture.eventually("the replicas are ready") { await start.waiting == replicas }
-            await start.release()
-            return try await group.reduce(into: []) { $0 += $1 }
+        let (results, _) = try await PostgresFixture.fleet(schema: schema, ring: ring, replicas: replicas, callers: callersPerReplica) { store in
+            Session(client: try await client(provider), store: store, options: Session.Options(renewal: .clientCredentials()))
         }
         #expect(results.count == replicas * callersPerReplica)
         return (

@@ -40,10 +40,12 @@ struct FleetRefreshTests {
                 provider.resetRequestCounts()
 
                 let metrics = TestMetrics()
-                let (results, lockedReads) = try await withMetricsFactory(metrics) {
-                    try await Self.fleet(schema: schema, ring: ring, provider: provider)
+                let (results, statistics) = try await withMetricsFactory(metrics) {
+                    try await PostgresFixture.fleet(schema: schema, ring: ring, replicas: Self.replicas, callers: Self.callersPerReplica) { store in
+                        Session(client: try await Self.client(provider), store: store)
+                    }
                 }
-
+                let lockedReads = statistics.map(\.lockedReads)
                 #expect(provider.requestCount(.token) == 1)
                 // Each replica renewed once (single flight inside it), under the lock: one read
                 // of the row each, one write for the fleet (the replica that refreshed).
@@ -77,42 +79,6 @@ struct FleetRefreshTests {
                 clientID: TestProvider.Demo.publicClientID, redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,
                 scopes: ["openid", "profile", "offline_access"]),
             environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
-    }
-
-    /// Starts the replicas, then releases every caller of every replica at once; returns
-    /// each caller's access token or error.
-    static func fleet(
-        schema: String, ring: PostgresTokenStore.KeyRing, provider: TestProvider
-    ) async throws -> (results: [Result<String, any Error>], lockedReads: [Int]) {
-        let start = Gate()
-        return try await withThrowingTaskGroup(of: ([Result<String, any Error>], Int).self) { group in
-            for _ in 0..<replicas {
-                group.addTask {
-                    let client = try await client(provider)
-                    return try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
-                        try await store.migrate()
-                        let session = Session(client: client, store: store)
-                        await start.wait()
-                        let results = await withTaskGroup(of: Result<String, any Error>.self) { callers in
-                            for _ in 0..<callersPerReplica {
-                                callers.addTask {
-                                    do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
-                                }
-                            }
-                            return await callers.reduce(into: []) { $0.append($1) }
-                        }
-                        return (results, store.statistics.lockedReads)
-                    }
-                }
-            }
-            // Every replica is up (its listener connected) before any caller runs.
-            try await PostgresFixture.eventually("the replicas are ready") { await start.waiting == replicas }
-            await start.release()
-            return try await group.reduce(into: ([], [])) { fleet, replica in
-                fleet.results += replica.0
-                fleet.lockedReads.append(replica.1)
-            }
-        }
     }
 }
 #endif

@@ -80,6 +80,44 @@ enum PostgresFixture {
         }
     }
 
+    /// A fleet: `replicas` stores of `schema` (each with its own pool) and a session on each
+    /// (made by `session`); once every replica is up, `callers` concurrent calls of
+    /// `freshAccessToken()` on each, all released at once. Returns every caller's token or
+    /// error, and each replica's statistics.
+    static func fleet(
+        schema: String, ring: PostgresTokenStore.KeyRing, replicas: Int = 4, callers: Int = 100,
+        session: @escaping @Sendable (PostgresTokenStore) async throws -> Session
+    ) async throws -> (results: [Result<String, any Error>], statistics: [PostgresTokenStore.Statistics]) {
+        let start = Gate()
+        return try await withThrowingTaskGroup(of: ([Result<String, any Error>], PostgresTokenStore.Statistics).self) { group in
+            for _ in 0..<replicas {
+                group.addTask {
+                    try await withStore(schema: schema, keyRing: ring) { store in
+                        try await store.migrate()
+                        let session = try await session(store)
+                        await start.wait()
+                        let results = await withTaskGroup(of: Result<String, any Error>.self) { group in
+                            for _ in 0..<callers {
+                                group.addTask {
+                                    do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
+                                }
+                            }
+                            return await group.reduce(into: []) { $0.append($1) }
+                        }
+                        return (results, store.statistics)
+                    }
+                }
+            }
+            // Every replica is up (its listener connected) before any caller runs.
+            try await eventually("the replicas are ready") { await start.waiting == replicas }
+            await start.release()
+            return try await group.reduce(into: ([], [])) { fleet, replica in
+                fleet.results += replica.0
+                fleet.statistics.append(replica.1)
+            }
+        }
+    }
+
     /// Runs `body` with a plain client of the test server (the tests' view of the raw
     /// tables), and drops `schema` afterwards.
     static func withDatabase<T: Sendable>(dropping schema: String, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
