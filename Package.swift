@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // DocC: `swift package --disable-sandbox generate-documentation --target OAuth2`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -70,6 +71,10 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types", condition: .when(traits: ["URLSession"])),
                 .product(name: "Logging", package: "swift-log"),
+                // Counters and timers of exchanges and renewals, and a span per exchange: no-ops
+                // until the application bootstraps a backend.
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strictSettings
         ),
@@ -221,7 +226,11 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuth2Tests",
-            dependencies: ["OAuth2", "OAuth2TestSupport"],
+            dependencies: [
+                "OAuth2", "OAuth2TestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
             swiftSettings: strictSettings
         ),
         // One test target per library module: the transport over AsyncHTTPClient (its proxy

@@ -53,6 +53,11 @@ struct FleetRefreshTests {
                 let dimensions = [("schema", schema)]
                 #expect(metrics.counterTotal(label: "oauth2_postgres_locked_writes_total", dimensions: dimensions) == 1)
                 #expect(try metrics.expectTimer("oauth2_postgres_lock_wait_seconds", dimensions).values.count == Self.replicas)
+                // The library's own figures of the run: one exchange with the token endpoint, one
+                // renewal at the server, and the other replicas' renewals found in the store.
+                #expect(metrics.counterTotal(label: "oauth2_exchanges_total", dimensions: [("endpoint", "token"), ("outcome", "2xx")]) == 1)
+                #expect(metrics.counterTotal(label: "oauth2_session_renewals_total", dimensions: [("outcome", "refreshed")]) == 1)
+                #expect(metrics.counterTotal(label: "oauth2_session_renewals_total", dimensions: [("outcome", "stored")]) == Int64(Self.replicas - 1))
                 let failures = results.compactMap { if case .failure(let error) = $0 { "\(error)" } else { nil } }
                 #expect(failures.isEmpty, "\(failures.prefix(3))")
                 let accessTokens = Set(results.compactMap { try? $0.get() })

@@ -105,12 +105,14 @@ extension Session {
     /// for it.
     private func launch(_ attempt: RenewalAttempt) {
         Task(priority: .high) {
+            let started = ContinuousClock.now
             let result: Result<RenewalAttempt.Outcome, any Error>
             do {
                 result = .success(try await attempt.run())
             } catch {
                 result = .failure(error)
             }
+            Telemetry.renewal(result, duration: ContinuousClock.now - started)
             finish(result)
         }
     }

@@ -55,8 +55,10 @@ struct HTTPPipeline: Sendable {
         // With retries, the outcome of the latest attempt: when the deadline ends the
         // retries, the caller gets it rather than a bare timeout.
         let latest: Locked<Attempt?>? = retryPolicy.repeats(kind) ? Locked(nil) : nil
-        let (response, responseBody) = try await withDeadline(deadline, latest: latest) { [self, request, body] in
-            try await attempts(request, body: body, kind: kind, deadlineEnds: ends, latest: latest)
+        let (response, responseBody) = try await Telemetry.exchange(request, kind: kind, clock: clock) {
+            try await withDeadline(deadline, latest: latest) { [self, request, body] in
+                try await attempts(request, body: body, kind: kind, deadlineEnds: ends, latest: latest)
+            }
         }
         for interceptor in interceptors {
             await interceptor.didReceive(response, body: responseBody, for: request, kind: kind)
