@@ -231,6 +231,8 @@ extension ErrorReport {
                 sentence = "the access token expired and there is no refresh token to renew it"
             case .noTokens:
                 sentence = "there are no stored tokens"
+            case .signedOutElsewhere:
+                sentence = "the session was signed out elsewhere"
             }
             return (sentence, "sign in again with \(situation.login) (or `oauth2 token --grant …` for a machine profile)")
         default:

@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import Logging
+import OAuth2
 import PostgresNIO
 
 extension PostgresTokenStore {
@@ -44,16 +45,18 @@ extension PostgresTokenStore {
     }
 
     func listenerConnected(pid: Int32) {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+        let (waiters, observers) = state.withLock { state in
             state.listenerPID = pid
             state.listenerConnections += 1
             state.cache.setLive(true)
             let count = state.listenerConnections
             let ready = state.listenerWaiters.filter { $0.count <= count }.map(\.continuation)
             state.listenerWaiters.removeAll { $0.count <= count }
-            return ready
+            // Connected again: changes may have been missed meanwhile.
+            return (ready, count > 1 ? state.observers.values.flatMap(\.values) : [])
         }
         for waiter in waiters { waiter.resume() }
+        for observer in observers { observer() }
     }
 
     func listenerDropped() {
@@ -69,12 +72,33 @@ extension PostgresTokenStore {
 
     func received(_ payload: String) {
         metrics.notification()
-        state.withLock { state in
+        let observers = state.withLock { state in
             state.statistics.notifications += 1
             if let lockID = Int64(payload) {
                 state.cache.invalidate(lockID: lockID)
-            } else {
-                state.cache.removeAll()
+                return state.observers[lockID].map { Array($0.values) } ?? []
+            }
+            state.cache.removeAll()
+            return state.observers.values.flatMap(\.values)
+        }
+        for observer in observers { observer() }
+    }
+
+    /// Calls `handler` whenever the row of `key` changes — written or removed by any replica,
+    /// this one included — and after the listener connected again (changes may have been
+    /// missed meanwhile), until the observation ends. Nothing is heard while the listener is
+    /// off (a store without a cache).
+    public func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable () -> Void) -> TokenStoreObservation {
+        let lockID = lockID(key)
+        let id = state.withLock { state in
+            state.nextObserverID += 1
+            state.observers[lockID, default: [:]][state.nextObserverID] = handler
+            return state.nextObserverID
+        }
+        return TokenStoreObservation { [weak self] in
+            self?.state.withLock { state in
+                state.observers[lockID]?[id] = nil
+                if state.observers[lockID]?.isEmpty == true { state.observers[lockID] = nil }
             }
         }
     }

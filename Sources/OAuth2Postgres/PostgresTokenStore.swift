@@ -37,7 +37,10 @@ import ServiceLifecycle
 ///   releases it with its connection; the transaction rolls back.
 /// - **Notifications**: every write sends `NOTIFY` on the schema's channel; each replica's
 ///   listener invalidates its small in-process cache (``Configuration/cacheCapacity``),
-///   which serves only while the listener is connected and empties whenever it drops.
+///   which serves only while the listener is connected and empties whenever it drops, and
+///   tells the sessions of the changed key (``observeChanges(of:_:)``): a `Session` adopts
+///   tokens another replica renewed, and is signed out when another replica removed its
+///   record.
 /// - **Schema**: created and migrated by the store itself (`oauth2_schema_migrations`), once
 ///   per fleet, in a transaction (``migrate()``).
 ///
@@ -48,7 +51,7 @@ import ServiceLifecycle
 /// Every method throws ``PostgresTokenStoreError`` for the database's failures (see
 /// ``PostgresTokenStoreError/isTransient``); errors thrown by the body of
 /// ``withExclusiveAccess(to:_:)`` pass through unchanged.
-public final class PostgresTokenStore: TokenStore, Service, Sendable {
+public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Sendable {
     /// The connection pool the store uses. When the store made it (``init(postgres:configuration:keyRing:logger:)``),
     /// ``run()`` runs it; when the application passed it, the application runs it.
     public let client: PostgresClient
@@ -75,6 +78,9 @@ public final class PostgresTokenStore: TokenStore, Service, Sendable {
         /// Tasks waiting for the listener to connect for the n-th time.
         var listenerWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var statistics = Statistics()
+        /// The handlers of ``observeChanges(of:_:)``, by lock id and registration.
+        var observers: [Int64: [UInt64: @Sendable () -> Void]] = [:]
+        var nextObserverID: UInt64 = 0
     }
 
     /// What the store has done since it was made (for tests and diagnostics).

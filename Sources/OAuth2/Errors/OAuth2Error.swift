@@ -55,6 +55,9 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
         /// The server refused the refresh token (``serverCode`` says how); the tokens were
         /// removed.
         case refreshTokenRefused
+        /// Another process or replica removed the session's record from a shared store
+        /// (``TokenStoreChangeObserving``): a sign-out elsewhere.
+        case signedOutElsewhere
     }
     /// `true` when the server sent no error object and the code was inferred from the
     /// HTTP status alone.

@@ -57,6 +57,9 @@ public final class Session: Sendable {
     let state = Locked(SessionState())
     /// How tokens are renewed.
     public let options: Options
+    /// With a store that hears of changes made elsewhere: the observation of this session's
+    /// record (``TokenStoreChangeObserving``).
+    let watch: StoreWatch?
 
     /// Creates a session for `account` that reads its tokens from `store` when first needed.
     ///
@@ -79,6 +82,8 @@ public final class Session: Sendable {
         self.baseClient = client
         self.store = store
         self.options = options
+        self.watch = store is any TokenStoreChangeObserving ? StoreWatch() : nil
+        watchStore()
     }
 
     /// Creates a session from the tokens of a sign-in, and saves them in `store` (replacing
@@ -98,8 +103,10 @@ public final class Session: Sendable {
         self.baseClient = client
         self.store = store
         self.options = options
+        self.watch = store is any TokenStoreChangeObserving ? StoreWatch() : nil
         try await Self.save(signedIn: tokens, dpopKey: client.configuration.dpop?.key, key: key, store: store, now: client.now())
         state.withLock { $0.current = .init(tokens: tokens, expiry: TokenExpiry(tokens, leeway: options.leeway)) }
+        watchStore()
     }
 
     /// Saves the tokens of a sign-in under the store's lock (so that a renewal in another
