@@ -162,12 +162,7 @@ extension PostgresTokenStore {
             WHERE issuer = \(issuer) AND client_id = \(clientID) AND (\(account)::text IS NULL OR account = \(account))
             RETURNING issuer, client_id, account
             """
-        let keys = try await withPooledConnection("removing sessions", idempotent: false) { [logger] connection in
-            try await Self.keys(connection, query, logger: logger)
-        }
-        try await notify(keys.map(lockID))
-        invalidate(Set(keys.map(lockID)))
-        return keys.count
+        return try await delete(query, "removing sessions")
     }
 
     /// Removes the rows that can no longer be used at ``Configuration/now``: those without a
@@ -184,10 +179,28 @@ extension PostgresTokenStore {
             DELETE FROM \(unescaped: schema).oauth2_sessions WHERE expires_at < \(cutoff)
             RETURNING issuer, client_id, account
             """
-        let keys = try await withPooledConnection("removing expired sessions", idempotent: false) { [logger] connection in
-            try await Self.keys(connection, query, logger: logger)
+        return try await delete(query, "removing expired sessions")
+    }
+
+    /// Runs `query` (a `DELETE … RETURNING issuer, client_id, account`) and notifies every
+    /// replica of each key it removed, in one transaction: the notifications go out with the
+    /// commit, or neither happens. Returns how many rows went.
+    private func delete(_ query: PostgresQuery, _ operation: String) async throws -> Int {
+        let keys = try await withPooledConnection(operation, idempotent: false) { [logger, channel] connection in
+            try await connection.run("BEGIN", logger: logger)
+            do {
+                let keys = try await Self.keys(connection, query, logger: logger)
+                let payloads = keys.map { String(self.lockID($0)) }
+                if !payloads.isEmpty {
+                    try await connection.run("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p", logger: logger)
+                }
+                try await connection.run("COMMIT", logger: logger)
+                return keys
+            } catch {
+                await self.rollback(connection)
+                throw error
+            }
         }
-        try await notify(keys.map(lockID))
         invalidate(Set(keys.map(lockID)))
         return keys.count
     }
@@ -370,15 +383,6 @@ extension PostgresTokenStore {
         if deleted {
             metrics.conflict()
             throw PostgresTokenStoreError(.conflict, "the row of \(key) changed since it was read; not removed")
-        }
-    }
-
-    /// Sends one notification for each lock id (an empty list sends none).
-    func notify(_ lockIDs: [Int64]) async throws {
-        guard !lockIDs.isEmpty else { return }
-        let payloads = lockIDs.map(String.init)
-        _ = try await withPooledConnection("notifying the replicas") { [logger, channel] connection in
-            try await connection.run("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p", logger: logger)
         }
     }
 
