@@ -28,10 +28,7 @@ struct FaultTests {
         try await PostgresFixture.withDatabase(dropping: schema) { database in
             try await TestProvider.withProvider(configuration: .demo) { provider in
                 let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-                let signIn = try await FleetRefreshTests.client(provider)
-                let request = try signIn.authorizationRequest()
-                let tokens = try await signIn.completeAuthorization(
-                    callbackURL: try await provider.followRedirect(from: request.url), request: request)
+                let (signIn, tokens) = try await PostgresFixture.signIn(provider)
                 var expired = tokens
                 expired.expiresAt = Date().addingTimeInterval(-3600)
                 expired.issuedAt = Date().addingTimeInterval(-7200)

@@ -22,10 +22,7 @@ struct FleetRefreshTests {
             try await TestProvider.withProvider(configuration: .demo) { provider in
                 #expect(TestProvider.Configuration.demo.rotatesRefreshTokens)
                 let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-                let signIn = try await Self.client(provider)
-                let request = try signIn.authorizationRequest()
-                let callback = try await provider.followRedirect(from: request.url)
-                let tokens = try await signIn.completeAuthorization(callbackURL: callback, request: request)
+                let (signIn, tokens) = try await PostgresFixture.signIn(provider)
                 let firstRefreshToken = try #require(tokens.refreshToken)
                 // Expired an hour ago, as far as every replica can tell (the provider's access
                 // token itself is still valid: only the refresh is under test).
@@ -42,7 +39,7 @@ struct FleetRefreshTests {
                 let metrics = TestMetrics()
                 let (results, statistics) = try await withMetricsFactory(metrics) {
                     try await PostgresFixture.fleet(schema: schema, ring: ring, replicas: Self.replicas, callers: Self.callersPerReplica) { store in
-                        Session(client: try await Self.client(provider), store: store)
+                        Session(client: try await PostgresFixture.client(provider), store: store)
                     }
                 }
                 let lockedReads = statistics.map(\.lockedReads)
@@ -75,15 +72,6 @@ struct FleetRefreshTests {
                 }
             }
         }
-    }
-
-    static func client(_ provider: TestProvider) async throws -> OAuth2Client {
-        try await OAuth2Client(
-            server: .issuer(provider.issuer),
-            configuration: ClientConfiguration(
-                clientID: TestProvider.Demo.publicClientID, redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,
-                scopes: ["openid", "profile", "offline_access"]),
-            environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
     }
 }
 #endif

@@ -15,14 +15,11 @@ struct SessionAcrossReplicasTests {
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
             try await TestProvider.withProvider(configuration: .demo) { provider in
                 let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-                let signIn = try await FleetRefreshTests.client(provider)
-                let request = try signIn.authorizationRequest()
-                let tokens = try await signIn.completeAuthorization(
-                    callbackURL: try await provider.followRedirect(from: request.url), request: request)
+                let (_, tokens) = try await PostgresFixture.signIn(provider)
                 try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
                     try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
-                        let onA = try await Session(client: try await FleetRefreshTests.client(provider), tokens: tokens, store: a)
-                        let onB = try #require(try await Session.restore(client: try await FleetRefreshTests.client(provider), store: b))
+                        let onA = try await Session(client: try await PostgresFixture.client(provider), tokens: tokens, store: a)
+                        let onB = try #require(try await Session.restore(client: try await PostgresFixture.client(provider), store: b))
                         let seen = Locked<[SessionEvent]>([])
                         let stream = onB.events()  // subscribed now, before any change
                         let listening = Task { for await event in stream { seen.withLock { $0.append(event) } } }

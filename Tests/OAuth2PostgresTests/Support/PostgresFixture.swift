@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import OAuth2
 @testable import OAuth2Postgres
+import OAuth2Testing
 import PostgresNIO
 import Testing
 
@@ -116,6 +117,26 @@ enum PostgresFixture {
                 fleet.statistics.append(replica.1)
             }
         }
+    }
+
+    /// A client of the embedded provider's public demo client, with a metadata cache of its
+    /// own (a replica's).
+    static func client(_ provider: TestProvider) async throws -> OAuth2Client {
+        try await OAuth2Client(
+            server: .issuer(provider.issuer),
+            configuration: ClientConfiguration(
+                clientID: TestProvider.Demo.publicClientID, redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,
+                scopes: ["openid", "profile", "offline_access"]),
+            environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
+    }
+
+    /// A sign-in at the embedded provider (authorization code, PKCE): its client and tokens,
+    /// with a refresh token.
+    static func signIn(_ provider: TestProvider) async throws -> (client: OAuth2Client, tokens: TokenSet) {
+        let client = try await client(provider)
+        let request = try client.authorizationRequest()
+        let callback = try await provider.followRedirect(from: request.url)
+        return (client, try await client.completeAuthorization(callbackURL: callback, request: request))
     }
 
     /// Runs `body` with a plain client of the test server (the tests' view of the raw
