@@ -47,6 +47,13 @@ extension Integration {
             IntegrationLog.record("keyring")
         }
 
+        @Test func passesTheSharedStoreSuite() async throws {
+            _ = try KeyringEnvironment.requireBus()
+            let failures = await StoreConformance.run(SecretServiceTokenStore())
+            #expect(failures.isEmpty, "\(failures)")
+            IntegrationLog.record("keyring")
+        }
+
         @Test func roundTripsASession() async throws {
             _ = try KeyringEnvironment.requireBus()
             let store = SecretServiceTokenStore()

@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+@testable import OAuth2
+
+/// The shared store suite (`StoreConformance`) against the stores of this module; the
+/// keyring and PostgreSQL stores run it in their own test targets, against the real thing.
+@Suite("Store conformance: memory and file")
+struct StoreConformanceTests {
+    @Test func memoryStore() async {
+        let failures = await StoreConformance.run(MemoryTokenStore())
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    @Test func fileStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let failures = await StoreConformance.run(try FileTokenStore(directory: directory))
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    @Test func encryptedFileStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try FileTokenStore(directory: directory, encryption: .key(Data((0..<32).map { UInt8($0) })))
+        let failures = await StoreConformance.run(store)
+        #expect(failures.isEmpty, "\(failures)")
+    }
+}
