@@ -123,6 +123,9 @@ struct NotificationTests {
             try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 3) { store in
                 let keys = (0..<5).map { PostgresFixture.key("user-\($0)") }
                 for key in keys { try await store.save(PostgresFixture.session(key)) }
+                // Its own writes come back as notifications, each dropping its key's entry:
+                // they must all be in before the cache is filled.
+                try await PostgresFixture.eventually("the store hears its five writes") { store.statistics.notifications == 5 }
                 for key in keys { _ = try await store.load(key) }
                 #expect(store.state.withLock { $0.cache.entries.count } == 3)
                 // The two oldest went; the three newest are served from memory.
