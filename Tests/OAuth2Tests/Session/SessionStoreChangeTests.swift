@@ -9,7 +9,13 @@ private final class SharedMemoryStore: TokenStoreChangeObserving, Sendable {
     private let observers = Locked<[UInt64: (SessionKey, @Sendable () -> Void)]>([:])
     private let nextID = Locked<UInt64>(0)
 
-    func load(_ key: SessionKey) async throws -> StoredSession? { try await records.load(key) }
+    /// How many times `load` was called.
+    let loads = Locked(0)
+
+    func load(_ key: SessionKey) async throws -> StoredSession? {
+        loads.withLock { $0 += 1 }
+        return try await records.load(key)
+    }
     func save(_ session: StoredSession) async throws { try await records.save(session) }
     func remove(_ key: SessionKey) async throws { try await records.remove(key) }
     func list() async throws -> [SessionKey] { try await records.list() }
@@ -69,9 +75,13 @@ struct SessionStoreChangeTests {
         var session: Session? = try await Session(client: Fixtures.client(StubTransport(status: 500, json: "{}")), tokens: Self.fresh("at-1"), store: store)
         #expect(store.observerCount == 1)
         let key = try #require(session?.key)
-        try await store.changeElsewhere(key, to: try await store.load(key))
-        try await Task.sleep(for: .milliseconds(1))
+        let record = try await store.load(key)
+        let before = store.loads.withLock { $0 }
+        try await store.changeElsewhere(key, to: record)
+        // The session read its record again (one load), and found its own tokens there.
+        try await eventually { store.loads.withLock { $0 } > before }
         #expect(try await session?.freshAccessToken() == "at-1")
+        #expect(store.loads.withLock { $0 } == before + 1)
         session = nil
         #expect(store.observerCount == 0)
     }
