@@ -211,10 +211,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // A child process for the tests that need several processes: crash safety (killed
-        // while writing), cross-process locks, sessions sharing a store. `OAuth2TestWorker <subcommand> ...`.
+        // while writing), cross-process locks, sessions sharing a store, PostgreSQL fleet
+        // replicas. `OAuth2TestWorker <subcommand> ...`.
         .executableTarget(
             name: "OAuth2TestWorker",
-            dependencies: ["OAuth2", "OAuth2SecretService", "OAuth2TestSupport", .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "OAuth2", "OAuth2SecretService", "OAuth2TestSupport", .product(name: "HTTPTypes", package: "swift-http-types"),
+                // `fleet-refresh`: a replica of the PostgreSQL fleet tests.
+                .target(name: "OAuth2Postgres", condition: .when(traits: ["Postgres"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
+            ],
             path: "Tests/OAuth2TestWorker",
             swiftSettings: strictSettings
         ),

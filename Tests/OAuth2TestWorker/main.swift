@@ -23,6 +23,10 @@
 //       django-oauth-toolkit (metadata from the file), prints "ready", waits for <barrier-file>, calls
 //       freshAccessToken() once, prints "refreshes <token requests it sent>" and
 //       "token <the access token>" (SessionRefresh.swift).
+//   fleet-refresh <schema> <account> <metadata-file> <go-dir> <rounds> <callers> [hold]
+//       A replica of the PostgreSQL fleet tests (built with the Postgres trait): rounds of
+//       <callers> concurrent freshAccessToken() calls on one session shared through a
+//       PostgresTokenStore, against django-oauth-toolkit (FleetRefresh.swift).
 //   keyring-availability [library]
 //       Prints "available", or "unavailable <code>" and the reason.
 //   keyring-save <issuer> <client-id> <account> <access-token>
@@ -138,6 +142,10 @@ do {
 
     case "session-refresh":
         try await SessionRefreshWorker.run(Array(arguments.dropFirst()))
+    #if Postgres
+    case "fleet-refresh":
+        try await FleetRefreshWorker.run(Array(arguments.dropFirst()))
+    #endif
 
     case "hold-lock":
         guard arguments.count == 3, let milliseconds = UInt64(arguments[2]) else {

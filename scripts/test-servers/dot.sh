@@ -4,9 +4,13 @@
 #   dot.sh stop    stop it and wait until the port is free
 #   dot.sh status  exit 0 if it answers
 #   dot.sh venv    only make the venv (up.sh runs this while apt-get installs the rest)
+#   dot.sh refreshes CLIENT_ID
+#                  print how many refresh tokens DOT has issued to the client (read from its
+#                  database): with rotation, one per token response that carried one
 # Issuer http://127.0.0.1:8000/o; RFC 8414 metadata also at the origin root. User alice/alice-pw;
 # one grant type per client (a DOT rule): code-conf/code-conf-secret, code-public (PKCE is
-# required), cc/cc-secret, pw/pw-secret (password), device (public, device flow).
+# required), cc/cc-secret, pw/pw-secret (password), fleet/fleet-secret (password; the fleet tests
+# count its refreshes), device (public, device flow). Refresh tokens rotate (DOT's default).
 # State: $STATE/dot (venv/ is kept across restarts, site/ is rebuilt each start).
 set -euo pipefail
 NAME="dot"
@@ -81,6 +85,7 @@ mk("$CONF_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_AUTHORIZATION_CODE, "$CONF_SECRET"
 mk("$PUBLIC_ID", A.CLIENT_PUBLIC, A.GRANT_AUTHORIZATION_CODE, "", RED)
 mk("$CC_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_CLIENT_CREDENTIALS, "$CC_SECRET")
 mk("$PW_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$PW_SECRET")
+mk("$FLEET_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$FLEET_SECRET")
 mk("$DEVICE_ID", A.CLIENT_PUBLIC, A.GRANT_DEVICE_CODE)
 PY
 }
@@ -114,10 +119,23 @@ do_start() {
   log "started (pid $pid) in $((SECONDS - t0)) s, issuer $ISS"
 }
 
+# Refresh tokens issued to client $1, counted in DOT's database (read-only; no lock needed).
+do_refreshes() {
+  [ -n "${1:-}" ] || die "usage: $0 refreshes CLIENT_ID"
+  [ -s "$SITE/db.sqlite3" ] || die "no DOT database at $SITE (start DOT first)"
+  "$VENV/bin/python" - "$SITE/db.sqlite3" "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=30)
+print(db.execute("SELECT count(*) FROM oauth2_provider_refreshtoken r JOIN oauth2_provider_application a"
+                 " ON r.application_id = a.id WHERE a.client_id = ?", (sys.argv[2],)).fetchone()[0])
+PY
+}
+
 case "${1:-}" in
   start) take_lock dot; do_start ;;
+  refreshes) do_refreshes "${2:-}" ;;
   stop) take_lock dot; do_stop; log "stopped" ;;
   status) do_status ;;
   venv) take_lock dot; mkdir -p "$DIR"; ensure_venv ;;
-  *) echo "usage: $0 start|stop|status|venv" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|venv|refreshes CLIENT_ID" >&2; exit 2 ;;
 esac

@@ -38,6 +38,8 @@ CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC
 # DOT (one grant type per client) and django-oidc-provider (password grant scopes come from the
 # client's registered scopes): pw/pw-secret; DOT only: device.
 PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device
+# DOT only: the fleet tests' own password client, so that the refreshes counted in DOT's database are theirs.
+FLEET_ID=fleet FLEET_SECRET=fleet-secret
 # Glewlwyd only: clients that authenticate with JWTs (RFC 7523 §2.2), the public keys of the
 # private_key_jwt client (its private keys are test fixtures), and the two extra OIDC
 # instances of the same server: one demands DPoP nonces, one pushed authorization requests.
