@@ -4,6 +4,7 @@ import HTTPTypes
 import OAuth2
 @testable import OAuth2Postgres
 import OAuth2Testing
+import OAuth2TestSupport
 import PostgresNIO
 import Testing
 
@@ -81,6 +82,76 @@ struct FaultTests {
                 }
             }
         }
+    }
+
+    @Test("PostgreSQL stopped while the rotated tokens are in flight: typed transient errors while it is down, the new tokens kept, the first renewal after its restart saves them")
+    func databaseStoppedDuringRefresh() async throws {
+        IntegrationLog.record()
+        let url = try PostgresFixture.url("OAUTH2_TEST_POSTGRES_FAULT_URL")
+        let schema = PostgresFixture.schemaName("stopped")
+        try await PostgresFixture.withDatabase(dropping: schema, url: url) { _ in
+            try await TestProvider.withProvider(configuration: .demo) { provider in
+                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let (signIn, tokens) = try await PostgresFixture.signIn(provider)
+                var expiredTokens = tokens
+                expiredTokens.expiresAt = Date().addingTimeInterval(-3600)
+                let expired = expiredTokens
+                let key = Session.key(for: signIn)
+                let received = Gate()
+                let release = Gate()
+                let client = try await OAuth2Client(
+                    server: .issuer(provider.issuer), configuration: signIn.configuration,
+                    environment: HTTPEnvironment(
+                        transport: URLSessionTransport.shared, interceptors: [HoldTokenResponses(received: received, release: release)],
+                        metadataCache: MetadataCache()))
+                try await PostgresFixture.withStore(schema: schema, keyRing: ring, url: url, connectionTimeout: .seconds(3)) { store in
+                    try await store.save(StoredSession(key: key, tokens: expired))
+                    provider.resetRequestCounts()
+                    let session = Session(client: client, store: store)
+                    async let first: Result<String, any Error> = {
+                        do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
+                    }()
+                    try await PostgresFixture.within(.seconds(30), "the renewal to reach the token endpoint") { await received.wait() }
+                    // The server has rotated the refresh token; PostgreSQL stops (fast shutdown:
+                    // every connection ends, new ones are refused).
+                    try await FaultCluster.run("stop")
+                    await release.release()
+                    let outcome = await first
+                    let error = try #require(throws: PostgresTokenStoreError.self) { try outcome.get() }
+                    #expect(error.isTransient)
+
+                    // While it is down: the new tokens serve from memory; what needs the
+                    // database is a typed transient error, and sends nothing.
+                    let renewed = try await session.freshAccessToken()
+                    #expect(renewed != tokens.accessToken)
+                    #expect(provider.isActive(token: renewed))
+                    let down = try await #require(throws: PostgresTokenStoreError.self) { try await session.refresh() }
+                    #expect(down.isTransient)
+                    #expect(provider.requestCount(.token) == 1)
+
+                    // Back: the first renewal uses the rotated refresh token and saves.
+                    try await FaultCluster.run("start")
+                    let again = try await session.refresh()
+                    #expect(provider.requestCount(.token) == 2)
+                    #expect(provider.isActive(token: again.accessToken))
+                    let stored = try #require(try await store.withExclusiveAccess(to: key) { try await store.load(key) })
+                    #expect(stored.tokens.accessToken == again.accessToken)
+                    #expect(provider.isActive(token: try #require(stored.tokens.refreshToken)))
+                }
+            }
+        }
+    }
+}
+
+/// The PostgreSQL cluster that the fault tests stop and start (`postgres.sh … fault`); no
+/// other test uses it.
+enum FaultCluster {
+    /// Runs `postgres.sh <command> fault`; fails the test when the script fails.
+    static func run(_ command: String) async throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/test-servers/postgres.sh")
+        let (status, output) = try await Worker.run([script.path, command, "fault"], executable: URL(fileURLWithPath: "/bin/bash"), withErrors: true)
+        try #require(status == 0, "postgres.sh \(command) fault: \(output)")
     }
 }
 #endif

@@ -9,6 +9,7 @@ NAME="down"
 # In parallel: each waits up to a few seconds for its server to go.
 pids=()
 for s in postgres keyring tls oidcprovider lemonldap authgent dot glewlwyd; do "$TS_DIR/$s.sh" stop & pids+=($!); done
+"$TS_DIR/postgres.sh" stop fault & pids+=($!)
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 exit "$rc"

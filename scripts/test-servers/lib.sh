@@ -21,6 +21,8 @@ AUTHGENT_PORT=${OAUTH2_TEST_AUTHGENT_PORT:-8400}
 LEMONLDAP_PORT=${OAUTH2_TEST_LEMONLDAP_PORT:-8300}
 OIDCPROVIDER_PORT=${OAUTH2_TEST_OIDCPROVIDER_PORT:-8500}
 POSTGRES_PORT=${OAUTH2_TEST_POSTGRES_PORT:-8700}
+# A second PostgreSQL cluster that the fault tests stop and start (postgres.sh ... fault).
+POSTGRES_FAULT_PORT=${OAUTH2_TEST_POSTGRES_FAULT_PORT:-8701}
 GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
 DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
@@ -32,8 +34,6 @@ OIDCPROVIDER_URL=http://127.0.0.1:$OIDCPROVIDER_PORT OIDCPROVIDER_ISSUER=http://
 # PostgreSQL (postgres.sh): the tests' role and database; TLS verified with the test CA that
 # issued its certificate. The password is a fixed test value, like the users' above.
 POSTGRES_USER=oauth2 POSTGRES_PASSWORD=oauth2-test-pw POSTGRES_DB=oauth2_test
-POSTGRES_DB_URL_PUBLIC=postgres://$POSTGRES_USER@127.0.0.1:$POSTGRES_PORT/$POSTGRES_DB
-POSTGRES_URL="postgres://$POSTGRES_USER:$POSTGRES_PASSWORD@127.0.0.1:$POSTGRES_PORT/$POSTGRES_DB?sslmode=verify-full&sslrootcert=$STATE/postgres/ca.pem"
 CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC_SECRET=cc-secret
 # DOT (one grant type per client) and django-oidc-provider (password grant scopes come from the
 # client's registered scopes): pw/pw-secret; DOT only: device.

@@ -2,16 +2,20 @@
 # PostgreSQL 15 (Debian) for the OAuth2Postgres tests, on 127.0.0.1:${OAUTH2_TEST_POSTGRES_PORT:-8700},
 # TLS only, with a server certificate issued by the project's test CA (tls.sh's, made here when
 # tls.sh has not made it yet).
-#   postgres.sh start   install postgresql-15 if missing, initdb if needed, start unless up
-#   postgres.sh stop    stop the server and wait until the port is free
-#   postgres.sh status  exit 0 if it accepts connections
-#   postgres.sh env     print the export lines of its settings (also written to $STATE/postgres/env)
+#   postgres.sh start [fault]   install postgresql-15 if missing, initdb if needed, start unless up
+#   postgres.sh stop [fault]    stop the server and wait until the port is free
+#   postgres.sh status [fault]  exit 0 if it accepts connections
+#   postgres.sh env [fault]     print the export lines of its settings (also written to $DIR/env)
+# `fault` names a second cluster, on 127.0.0.1:${OAUTH2_TEST_POSTGRES_FAULT_PORT:-8701} in
+# $STATE/postgres-fault, for the tests that stop PostgreSQL in the middle of a renewal (and start
+# it again) without disturbing the tests that share the first; its URL is
+# OAUTH2_TEST_POSTGRES_FAULT_URL.
 # initdb and the server refuse to run as root: both run as the `postgres` user, in a data
 # directory it owns ($STATE/postgres/data); the scripts reach it through a socket directory of
 # its own ($STATE/postgres/run), never the system cluster's.
 # State: $STATE/postgres: data/ (the cluster), certs/ (server.pem and server.key, owned by
 # postgres), ca.pem (the CA that issued server.pem: trust this), server.log, env, pid, ready.
-# Settings for the tests (up.sh copies them into $STATE/env):
+# Settings for the tests (up.sh copies them into $STATE/env; `fault`: only the URL, under its own name):
 #   OAUTH2_TEST_POSTGRES_URL      postgres://USER:PASSWORD@127.0.0.1:PORT/DB?sslmode=verify-full&sslrootcert=CA
 #   OAUTH2_TEST_POSTGRES_CA_FILE  the CA to trust
 set -euo pipefail
@@ -19,14 +23,19 @@ NAME=postgres
 # shellcheck source=scripts/test-servers/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DIR=$STATE/postgres PORT=$POSTGRES_PORT
+case "${2:-main}" in
+  main) DIR=$STATE/postgres PORT=$POSTGRES_PORT URL_VAR=OAUTH2_TEST_POSTGRES_URL ;;
+  fault) NAME=postgres-fault DIR=$STATE/postgres-fault PORT=$POSTGRES_FAULT_PORT URL_VAR=OAUTH2_TEST_POSTGRES_FAULT_URL ;;
+  *) echo "usage: $0 start|stop|status|env [fault]" >&2; exit 2 ;;
+esac
 DATA=$DIR/data CERTS=$DIR/certs RUN=$DIR/run LOG=$DIR/server.log
 PIDFILE=$DIR/postgres.pid READY=$DIR/ready ENVFILE=$DIR/env CA=$DIR/ca.pem
 # The test CA that tls.sh makes (and that this script makes when tls.sh has not yet).
 TEST_CA=$STATE/tls/ca.pem TEST_CA_KEY=$STATE/tls/ca.key
 BIN=/usr/lib/postgresql/15/bin
 CMD_RE='bin/postgres -D '
-ISS=$POSTGRES_DB_URL_PUBLIC   # what await_answer names (no password)
+ISS=postgres://$POSTGRES_USER@127.0.0.1:$PORT/$POSTGRES_DB   # what await_answer names (no password)
+URL="postgres://$POSTGRES_USER:$POSTGRES_PASSWORD@127.0.0.1:$PORT/$POSTGRES_DB?sslmode=verify-full&sslrootcert=$CA"
 
 as_postgres() {
   if [ "$(id -un)" = postgres ]; then "$@"
@@ -130,7 +139,8 @@ SQL
 }
 
 write_env() {
-  { printf 'export %s=%q\n' OAUTH2_TEST_POSTGRES_URL "$POSTGRES_URL" OAUTH2_TEST_POSTGRES_CA_FILE "$CA"; } >"$ENVFILE.tmp"
+  { printf 'export %s=%q\n' "$URL_VAR" "$URL"
+    [ "$URL_VAR" != OAUTH2_TEST_POSTGRES_URL ] || printf 'export %s=%q\n' OAUTH2_TEST_POSTGRES_CA_FILE "$CA"; } >"$ENVFILE.tmp"
   chmod 600 "$ENVFILE.tmp"; mv "$ENVFILE.tmp" "$ENVFILE"
 }
 
@@ -178,9 +188,9 @@ do_start() {
 }
 
 case "${1:-}" in
-  start) take_lock postgres; do_start ;;
-  stop) take_lock postgres; do_stop; log "stopped" ;;
+  start) take_lock "$NAME"; do_start ;;
+  stop) take_lock "$NAME"; do_stop; log "stopped" ;;
   status) do_status ;;
   env) [ -s "$ENVFILE" ] || write_env; cat "$ENVFILE" ;;
-  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|env [fault]" >&2; exit 2 ;;
 esac

@@ -35,6 +35,7 @@ wait "$oidcprovider_venv_pid" || die "making the django-oidc-provider venv faile
 "$TS_DIR/keyring.sh" start
 # After tls.sh: its server certificate is issued by the test CA that tls.sh made.
 "$TS_DIR/postgres.sh" start
+"$TS_DIR/postgres.sh" start fault
 
 # The authgent client's random credentials and the test assertion key (authgent.sh writes them).
 # shellcheck source=/dev/null
@@ -42,6 +43,9 @@ wait "$oidcprovider_venv_pid" || die "making the django-oidc-provider venv faile
 # OAUTH2_TEST_POSTGRES_URL and OAUTH2_TEST_POSTGRES_CA_FILE (postgres.sh writes them).
 # shellcheck source=/dev/null
 . "$STATE/postgres/env"
+# OAUTH2_TEST_POSTGRES_FAULT_URL: the cluster that the fault tests stop and start.
+# shellcheck source=/dev/null
+. "$STATE/postgres-fault/env"
 
 # KEY=value lines, quoted for the shell.
 vars() {
@@ -75,6 +79,7 @@ vars() {
     OAUTH2_TEST_OIDCPROVIDER_URL="$OIDCPROVIDER_URL" OAUTH2_TEST_OIDCPROVIDER_ISSUER="$OIDCPROVIDER_ISSUER" \
     OAUTH2_TEST_POST_LOGOUT_URI="$POST_LOGOUT_URI" \
     OAUTH2_TEST_POSTGRES_URL="$OAUTH2_TEST_POSTGRES_URL" OAUTH2_TEST_POSTGRES_CA_FILE="$OAUTH2_TEST_POSTGRES_CA_FILE" \
+    OAUTH2_TEST_POSTGRES_FAULT_URL="$OAUTH2_TEST_POSTGRES_FAULT_URL" \
     OAUTH2_TEST_KEYRING_BUS="$("$TS_DIR/keyring.sh" address)"; do
     printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
   done

@@ -30,19 +30,20 @@ final class FirstOutcome<T: Sendable>: @unchecked Sendable {
 /// without sharing rows, locks or notifications. A test that cannot reach the server fails:
 /// there is no stand-in and no skip.
 enum PostgresFixture {
-    /// `OAUTH2_TEST_POSTGRES_URL`; the test fails when it is missing.
-    static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["OAUTH2_TEST_POSTGRES_URL"], !url.isEmpty else {
-            Issue.record("OAUTH2_TEST_POSTGRES_URL is not set: start scripts/test-servers/postgres.sh and source its env")
-            throw PostgresTokenStoreError(.invalidConfiguration, "OAUTH2_TEST_POSTGRES_URL is not set")
+    /// `OAUTH2_TEST_POSTGRES_URL` (or another variable: `OAUTH2_TEST_POSTGRES_FAULT_URL`
+    /// names the cluster that the fault tests stop); the test fails when it is missing.
+    static func url(_ variable: String = "OAUTH2_TEST_POSTGRES_URL") throws -> String {
+        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else {
+            Issue.record("\(variable) is not set: start scripts/test-servers/up.sh (or postgres.sh) and source its env")
+            throw PostgresTokenStoreError(.invalidConfiguration, "\(variable) is not set")
         }
         return url
     }
 
-    /// The client configuration of the test server, with a small pool (tests run in
-    /// parallel under the server's connection limit).
-    static func clientConfiguration(maximumConnections: Int = 6) throws -> PostgresClient.Configuration {
-        var configuration = try PostgresTokenStore.clientConfiguration(url: url())
+    /// The client configuration of the test server (or the one at `url`), with a small pool
+    /// (tests run in parallel under the server's connection limit).
+    static func clientConfiguration(url: String? = nil, maximumConnections: Int = 6) throws -> PostgresClient.Configuration {
+        var configuration = try PostgresTokenStore.clientConfiguration(url: url ?? self.url())
         configuration.options.maximumConnections = maximumConnections
         return configuration
     }
@@ -62,14 +63,15 @@ enum PostgresFixture {
     /// Runs `body` with a running store of `schema` (its own connection pool), whose
     /// listener is connected (when it has a cache); stops the store afterwards.
     static func withStore<T: Sendable>(
-        schema: String, keyRing: PostgresTokenStore.KeyRing, cacheCapacity: Int = 64,
-        now: @escaping @Sendable () -> Date = { Date() },
+        schema: String, keyRing: PostgresTokenStore.KeyRing, cacheCapacity: Int = 64, url: String? = nil,
+        connectionTimeout: Duration = .seconds(10), now: @escaping @Sendable () -> Date = { Date() },
         _ body: @Sendable (PostgresTokenStore) async throws -> T
     ) async throws -> T {
         let store = try PostgresTokenStore(
-            postgres: clientConfiguration(),
+            postgres: clientConfiguration(url: url),
             configuration: .init(
-                schema: schema, cacheCapacity: cacheCapacity, queryTimeout: .seconds(5), listenerReconnectDelay: .milliseconds(50), now: now),
+                schema: schema, cacheCapacity: cacheCapacity, connectionTimeout: connectionTimeout, queryTimeout: .seconds(5),
+                listenerReconnectDelay: .milliseconds(50), now: now),
             keyRing: keyRing, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
@@ -141,8 +143,10 @@ enum PostgresFixture {
 
     /// Runs `body` with a plain client of the test server (the tests' view of the raw
     /// tables), and drops `schema` afterwards.
-    static func withDatabase<T: Sendable>(dropping schema: String, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        let client = PostgresClient(configuration: try clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+    static func withDatabase<T: Sendable>(
+        dropping schema: String, url: String? = nil, _ body: @Sendable (PostgresClient) async throws -> T
+    ) async throws -> T {
+        let client = PostgresClient(configuration: try clientConfiguration(url: url, maximumConnections: 4), backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
