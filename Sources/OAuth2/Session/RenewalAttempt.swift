@@ -9,7 +9,8 @@ struct RenewalAttempt: Sendable {
         case renewed(TokenSet, fromServer: Bool)
         /// Fresh tokens from the server that the store failed to save.
         case unsaved(TokenSet, any Error)
-        /// The server refused the grant; the record is removed.
+        /// The server refused the grant (the record is removed), or the record was removed
+        /// elsewhere.
         case signedOut(OAuth2Error)
         /// Nothing to renew with (no tokens, no refresh token); nothing changed.
         case unavailable(OAuth2Error)
@@ -30,6 +31,12 @@ struct RenewalAttempt: Sendable {
     func run() async throws -> Outcome {
         try await store.withExclusiveAccess(to: key) {
             let stored = try await store.load(key)
+            // Tokens in memory always have a record (they were read from it, or the session
+            // took them only once they were saved): a record that is gone now was removed
+            // by a sign-out elsewhere (another replica or process). Renewing would bring it back.
+            if stored == nil, memory != nil, case .refreshToken = options.renewal {
+                return .signedOut(Session.signedOutElsewhere)
+            }
             // Tokens bound to a stored DPoP key are renewed with that key.
             let dpopOptions = Session.adoptDPoP(stored, state: state, client: self.client)
             let client = self.client.withDPoP(dpopOptions)

@@ -173,7 +173,12 @@ extension Session {
                     state.backoff = nil
                     state.current = nil
                     state.emit(.signedOut(error))
-                    note = (.debug, "the server refused the refresh token; tokens removed")
+                    note = (
+                        .debug,
+                        error.signInReason == .signedOutElsewhere
+                            ? "signed out elsewhere (the record is gone); tokens forgotten"
+                            : "the server refused the refresh token; tokens removed"
+                    )
                 }
                 answers = [(.failure(error), [])]
 

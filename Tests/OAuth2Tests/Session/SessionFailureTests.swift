@@ -145,6 +145,21 @@ import Testing
         #expect(provider.tokenForms.last?["refresh_token"] == "rt-1", "the unsaved rotated token is the one used next")
         #expect(await store.operations.last == "save at-2 rt-2")
     }
+
+    @Test("A renewal that finds its record removed elsewhere signs out instead of bringing it back")
+    func aRecordRemovedElsewhereIsNotRenewed() async throws {
+        let provider = ScriptedProvider()  // would answer a refresh: the session must not ask
+        let store = RecordingStore()
+        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        try await store.remove(session.key)  // another process's sign-out, unheard by this store
+        let error = try await #require(throws: OAuth2Error.self) { try await session.freshAccessToken() }
+        #expect(error.code == .signInRequired)
+        #expect(error.signInReason == .signedOutElsewhere)
+        #expect(provider.tokenForms.isEmpty)
+        #expect(session.tokens == nil)
+        #expect(try await store.load(session.key) == nil, "the record stays removed")
+    }
+
 }
 
 extension TokenSet {
