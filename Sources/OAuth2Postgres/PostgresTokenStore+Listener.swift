@@ -56,7 +56,7 @@ extension PostgresTokenStore {
             return (ready, count > 1 ? state.observers.values.flatMap(\.values) : [])
         }
         for waiter in waiters { waiter.resume() }
-        for observer in observers { observer() }
+        for observer in observers { observer(.changesMayHaveBeenMissed) }
     }
 
     func listenerDropped() {
@@ -72,23 +72,24 @@ extension PostgresTokenStore {
 
     func received(_ payload: String) {
         metrics.notification()
-        let observers = state.withLock { state in
+        let (observers, change) = state.withLock { state -> ([@Sendable (TokenStoreChange) -> Void], TokenStoreChange) in
             state.statistics.notifications += 1
             if let lockID = Int64(payload) {
                 state.cache.invalidate(lockID: lockID)
-                return state.observers[lockID].map { Array($0.values) } ?? []
+                return (state.observers[lockID].map { Array($0.values) } ?? [], .recordChanged)
             }
+            // Not one of ours: which rows it concerns is unknown.
             state.cache.removeAll()
-            return state.observers.values.flatMap(\.values)
+            return (state.observers.values.flatMap(\.values), .changesMayHaveBeenMissed)
         }
-        for observer in observers { observer() }
+        for observer in observers { observer(change) }
     }
 
-    /// Calls `handler` whenever the row of `key` changes — written or removed by any replica,
-    /// this one included — and after the listener connected again (changes may have been
-    /// missed meanwhile), until the observation ends. Nothing is heard while the listener is
-    /// off (a store without a cache).
-    public func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable () -> Void) -> TokenStoreObservation {
+    /// Calls `handler` with `.recordChanged` whenever the row of `key` changes — written or
+    /// removed by any replica, this one included — and with `.changesMayHaveBeenMissed` after
+    /// the listener connected again, until the observation ends. Nothing is heard while the
+    /// listener is off (a store without a cache).
+    public func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation {
         let lockID = lockID(key)
         let id = state.withLock { state in
             state.nextObserverID += 1

@@ -79,7 +79,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
         var listenerWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var statistics = Statistics()
         /// The handlers of ``observeChanges(of:_:)``, by lock id and registration.
-        var observers: [Int64: [UInt64: @Sendable () -> Void]] = [:]
+        var observers: [Int64: [UInt64: @Sendable (TokenStoreChange) -> Void]] = [:]
         var nextObserverID: UInt64 = 0
     }
 

@@ -38,7 +38,7 @@ struct NotificationTests {
         }
     }
 
-    @Test("When the listening connection drops (pg_terminate_backend), the cache is emptied before it serves again")
+    @Test("When the listening connection drops (pg_terminate_backend), the cache is emptied before it serves again, and observers hear that changes may have been missed")
     func listenerDropEmptiesCache() async throws {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("drop")
@@ -56,6 +56,9 @@ struct NotificationTests {
                 try await database.execute(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).oauth2_sessions"))
                 #expect(try await store.load(key) != nil)
                 #expect(store.statistics.cacheHits == 1)
+                let heard = Locked<[TokenStoreChange]>([])
+                let observation = store.observeChanges(of: key) { change in heard.withLock { $0.append(change) } }
+                defer { observation.cancel() }
 
                 let pid = try #require(store.listenerProcessID)
                 try await database.execute("SELECT pg_terminate_backend(\(pid))")
@@ -63,6 +66,8 @@ struct NotificationTests {
                 #expect(store.listenerProcessID != pid)
                 #expect(try await store.load(key) == nil)
                 #expect(store.statistics.cacheHits == 1)
+                try await PostgresFixture.eventually("the observer hears of the reconnection") { !heard.withLock(\.isEmpty) }
+                #expect(heard.withLock { $0 } == [.changesMayHaveBeenMissed])
             }
         }
     }

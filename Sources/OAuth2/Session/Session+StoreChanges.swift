@@ -2,13 +2,19 @@ import Foundation
 
 // A session on a store that hears of changes made elsewhere (``TokenStoreChangeObserving``)
 // reads its record again after each one, outside the store's lock: the record is what the
-// other replica committed, at least as new as the change notified.
+// other replica committed, at least as new as the change notified. When the store may have
+// missed changes, the session's tokens are marked instead: its next caller renews, and the
+// renewal reads the record under the lock (no server request if it is fresh).
 
 extension Session {
     /// Starts observing the session's record, when the store can.
     func watchStore() {
         guard let watch, let store = store as? any TokenStoreChangeObserving else { return }
-        watch.start(store, key: key) { [weak self] in await self?.reloadAfterChange() }
+        watch.start(store, key: key) { [weak self] in
+            await self?.reloadAfterChange()
+        } revalidate: { [weak self] in
+            self?.state.withLock { $0.current?.expiry.renewNow() }
+        }
     }
 
     /// Reads the record again: tokens renewed elsewhere are adopted, a record removed

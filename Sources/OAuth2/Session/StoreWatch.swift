@@ -2,7 +2,8 @@ import Foundation
 
 /// A ``Session``'s link to a store that hears of changes made elsewhere
 /// (``TokenStoreChangeObserving``): on each change, one reload of the record at a time, and
-/// one more if changes came in meanwhile.
+/// one more if changes came in meanwhile; when changes may have been missed, a mark that makes
+/// the session read its record before it next answers.
 final class StoreWatch: Sendable {
     private struct State {
         var observation: TokenStoreObservation?
@@ -11,9 +12,18 @@ final class StoreWatch: Sendable {
     }
     private let state = Locked(State())
 
-    /// Observes `key` in `store`; `reload` runs after each change (never twice at once).
-    func start(_ store: any TokenStoreChangeObserving, key: SessionKey, reload: @escaping @Sendable () async -> Void) {
-        let observation = store.observeChanges(of: key) { [weak self] in self?.changed(reload) }
+    /// Observes `key` in `store`; `reload` runs after each change (never twice at once),
+    /// `revalidate` when changes may have been missed.
+    func start(
+        _ store: any TokenStoreChangeObserving, key: SessionKey, reload: @escaping @Sendable () async -> Void,
+        revalidate: @escaping @Sendable () -> Void
+    ) {
+        let observation = store.observeChanges(of: key) { [weak self] change in
+            switch change {
+            case .recordChanged: self?.changed(reload)
+            case .changesMayHaveBeenMissed: revalidate()
+            }
+        }
         state.withLock { $0.observation = observation }
     }
 

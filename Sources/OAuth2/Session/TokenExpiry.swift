@@ -18,6 +18,10 @@ struct TokenExpiry: Sendable, Equatable {
     /// ``expiresAt``, `distantFuture` when unknown (the same answer to "has it expired?").
     private var stopsAt: Date
 
+    /// Makes the tokens due for renewal now (they still work until ``expiresAt``): the next
+    /// caller renews, and the renewal reads the stored record before asking the server.
+    mutating func renewNow() { renewAt = .distantPast }
+
     init(_ tokens: TokenSet, leeway: TimeInterval) {
         let expiry = tokens.expiresAt ?? Self.jwtExpiry(tokens.accessToken).map { $0.addingTimeInterval(-Self.skew(tokens)) }
         guard let expiry else {

@@ -8,12 +8,27 @@ import Foundation
 /// replica removed signs this session out too (``SessionEvent/signedOut(_:)`` with
 /// ``OAuth2Error/SignInReason/signedOutElsewhere``; its callers then get
 /// ``OAuth2Error/Code/signInRequired``).
+///
+/// After the store may have missed changes (it lost its connection), a session does not read
+/// its record at once — every session of a replica would, together — but before it next
+/// answers from memory: its next caller's renewal reads the record under the store's lock,
+/// and goes to the server only if the record needs it.
 public protocol TokenStoreChangeObserving: TokenStore {
-    /// Calls `handler` each time the record of `key` may have changed — written or removed,
-    /// here or elsewhere — and whenever the store may have missed changes (after it lost its
-    /// connection), until the returned observation is cancelled or released. `handler` must
+    /// Calls `handler` with ``TokenStoreChange/recordChanged`` each time the record of `key`
+    /// was written or removed, here or elsewhere, and with
+    /// ``TokenStoreChange/changesMayHaveBeenMissed`` whenever the store may have missed
+    /// changes, until the returned observation is cancelled or released. `handler` must
     /// return quickly: it runs on the store's notification path.
-    func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable () -> Void) -> TokenStoreObservation
+    func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation
+}
+
+/// What a ``TokenStoreChangeObserving`` store tells the observers of a record.
+public enum TokenStoreChange: Sendable, Hashable {
+    /// The record was written or removed.
+    case recordChanged
+    /// The store may have missed changes to the record (it lost, then regained, its
+    /// connection to where changes are announced).
+    case changesMayHaveBeenMissed
 }
 
 /// One registration of ``TokenStoreChangeObserving/observeChanges(of:_:)``: it ends when

@@ -6,7 +6,7 @@ import Testing
 /// behind the session's back and notifies the observers, as a shared store would.
 private final class SharedMemoryStore: TokenStoreChangeObserving, Sendable {
     let records = MemoryTokenStore()
-    private let observers = Locked<[UInt64: (SessionKey, @Sendable () -> Void)]>([:])
+    private let observers = Locked<[UInt64: (SessionKey, @Sendable (TokenStoreChange) -> Void)]>([:])
     private let nextID = Locked<UInt64>(0)
 
     /// How many times `load` was called.
@@ -23,7 +23,7 @@ private final class SharedMemoryStore: TokenStoreChangeObserving, Sendable {
         try await records.withExclusiveAccess(to: key, body)
     }
 
-    func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable () -> Void) -> TokenStoreObservation {
+    func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation {
         let id = nextID.withLock { id in id += 1; return id }
         observers.withLock { $0[id] = (key, handler) }
         return TokenStoreObservation { [weak self] in self?.observers.withLock { $0[id] = nil } }
@@ -34,7 +34,14 @@ private final class SharedMemoryStore: TokenStoreChangeObserving, Sendable {
     /// Another replica's write (`session`) or removal (`nil`) of `key`, then its notification.
     func changeElsewhere(_ key: SessionKey, to session: StoredSession?) async throws {
         if let session { try await records.save(session) } else { try await records.remove(key) }
-        for (observed, handler) in observers.withLock({ Array($0.values) }) where observed == key { handler() }
+        for (observed, handler) in observers.withLock({ Array($0.values) }) where observed == key { handler(.recordChanged) }
+    }
+
+    /// Another replica's write (`session`) or removal (`nil`) of `key` that nobody heard of,
+    /// then the store's word that it may have missed changes (it reconnected).
+    func changeUnheard(_ key: SessionKey, to session: StoredSession?) async throws {
+        if let session { try await records.save(session) } else { try await records.remove(key) }
+        for (_, handler) in observers.withLock({ Array($0.values) }) { handler(.changesMayHaveBeenMissed) }
     }
 }
 
@@ -84,6 +91,28 @@ struct SessionStoreChangeTests {
         #expect(store.loads.withLock { $0 } == before + 1)
         session = nil
         #expect(store.observerCount == 0)
+    }
+
+    @Test("After the store may have missed changes, nothing is read at once; the next caller's renewal reads the record under the lock, with no server request")
+    func missedChangesAreReadBeforeTheNextAnswer() async throws {
+        let transport = StubTransport(status: 500, json: "{}")  // any request would fail the test
+        let store = SharedMemoryStore()
+        let session = try await Session(client: Fixtures.client(transport), tokens: Self.fresh("at-1"), store: store)
+        var record = try #require(try await store.load(session.key))
+        record.tokens = Self.fresh("at-2")
+        let before = store.loads.withLock { $0 }
+        try await store.changeUnheard(session.key, to: record)
+        #expect(store.loads.withLock { $0 } == before, "no read until the session is used")
+        #expect(try await session.freshAccessToken() == "at-2")
+        #expect(store.loads.withLock { $0 } == before + 1)
+        #expect(try await session.freshAccessToken() == "at-2", "fresh again: answered from memory")
+        #expect(store.loads.withLock { $0 } == before + 1)
+
+        // A removal nobody heard of: the next caller finds the record gone, and is signed out.
+        try await store.changeUnheard(session.key, to: nil)
+        let error = try await #require(throws: OAuth2Error.self) { try await session.freshAccessToken() }
+        #expect(error.signInReason == .signedOutElsewhere)
+        #expect(transport.sent.isEmpty)
     }
 
     /// Waits until `condition` holds (a watchdog of 30 s for hangs, not a timing assumption).
