@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2TestSupport
 import Testing
 
 /// All integration tests run one at a time: the servers keep their state in SQLite.

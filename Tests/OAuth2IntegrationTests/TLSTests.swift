@@ -1,6 +1,7 @@
 import Foundation
 import OAuth2
 import OAuth2AsyncHTTPClient
+import OAuth2TestSupport
 import Testing
 
 extension Integration {

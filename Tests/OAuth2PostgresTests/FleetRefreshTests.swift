@@ -4,6 +4,7 @@ import Foundation
 import MetricsTestKit
 import OAuth2
 @testable import OAuth2Postgres
+import OAuth2TestSupport
 import OAuth2Testing
 import Testing
 

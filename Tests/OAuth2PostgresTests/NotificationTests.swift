@@ -2,6 +2,7 @@
 import Foundation
 import OAuth2
 @testable import OAuth2Postgres
+import OAuth2TestSupport
 import PostgresNIO
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2InteractiveSignIn
+import OAuth2TestSupport
 import Testing
 
 extension Integration {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2TestSupport
 import Testing
 
 /// A row of the compatibility table: a real server started by `scripts/test-servers/up.sh`,

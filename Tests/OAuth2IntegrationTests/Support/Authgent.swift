@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OAuth2
+import OAuth2TestSupport
 import Testing
 
 /// authgent-server (`scripts/test-servers/authgent.sh`): token exchange (RFC 8693) and the JWT

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OAuth2
+import OAuth2TestSupport
 import Testing
 
 /// What `glewlwyd.sh`'s `seed_extras` adds to Glewlwyd for DPoP, PAR and JWT client

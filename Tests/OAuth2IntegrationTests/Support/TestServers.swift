@@ -3,6 +3,7 @@ import HTTPTypes
 import Logging
 import OAuth2
 import OAuth2AsyncHTTPClient
+import OAuth2TestSupport
 import Testing
 
 /// The real authorization servers that `scripts/test-servers/up.sh` starts, described by the
@@ -178,23 +179,10 @@ enum TransportKind: String, Sendable, CaseIterable, CustomTestStringConvertible 
     }
 }
 
-/// Appends `<server> <test>` to `$OAUTH2_INTEGRATION_LOG`, which `scripts/test` counts.
-enum IntegrationLog {
-    private static let lock = NSLock()
-
+extension IntegrationLog {
+    /// Records that the current test ran against `server` (`variant`: which transport and
+    /// client authentication, when a test runs in several).
     static func record(_ server: String, variant: String = "") {
-        guard let path = ProcessInfo.processInfo.environment["OAUTH2_INTEGRATION_LOG"], !path.isEmpty else { return }
-        var test = Test.current?.id.description ?? "unknown"
-        if !variant.isEmpty { test += "#" + variant }
-        let line = "\(server) \(test.filter { !$0.isWhitespace })\n"
-        lock.withLock {
-            if let handle = FileHandle(forWritingAtPath: path) {
-                handle.seekToEndOfFile()
-                handle.write(Data(line.utf8))
-                try? handle.close()
-            } else {
-                _ = FileManager.default.createFile(atPath: path, contents: Data(line.utf8))
-            }
-        }
+        append(server, test: (Test.current?.id.description ?? "unknown") + (variant.isEmpty ? "" : "#" + variant))
     }
 }

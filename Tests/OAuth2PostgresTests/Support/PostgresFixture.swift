@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import OAuth2
 @testable import OAuth2Postgres
+import OAuth2TestSupport
 import OAuth2Testing
 import PostgresNIO
 import Testing
@@ -245,23 +246,10 @@ extension [PostgresRow] {
     }
 }
 
-/// Appends `postgres <test>` to `$OAUTH2_INTEGRATION_LOG`, which `scripts/test` counts.
-enum IntegrationLog {
-    private static let lock = NSLock()
-
+extension IntegrationLog {
+    /// Records that the current test ran against `server` (PostgreSQL unless named).
     static func record(_ server: String = "postgres") {
-        guard let path = ProcessInfo.processInfo.environment["OAUTH2_INTEGRATION_LOG"], !path.isEmpty else { return }
-        let test = Test.current?.id.description ?? "unknown"
-        let line = "\(server) \(test.filter { !$0.isWhitespace })\n"
-        lock.withLock {
-            if let handle = FileHandle(forWritingAtPath: path) {
-                handle.seekToEndOfFile()
-                handle.write(Data(line.utf8))
-                try? handle.close()
-            } else {
-                _ = FileManager.default.createFile(atPath: path, contents: Data(line.utf8))
-            }
-        }
+        append(server, test: Test.current?.id.description ?? "unknown")
     }
 }
 #endif
