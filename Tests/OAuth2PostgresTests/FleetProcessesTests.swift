@@ -25,8 +25,9 @@ struct FleetProcessesTests {
                 #expect(try await DOTFleet.refreshCount() - before == 1, "round \(round): one refresh reached DOT")
                 #expect(reports.map(\.refreshes).reduce(0, +) == 1, "round \(round): one replica sent it")
                 #expect(reports.map(\.failures).reduce(0, +) == 0, "round \(round): no caller failed")
-                // A replica reads the row under the lock once (its callers share one renewal).
-                #expect(reports.allSatisfy { $0.lockedReads == 1 }, "round \(round): \(reports.map(\.lockedReads))")
+                // A replica reads the row under the lock at most once (its callers share one
+                // renewal; a replica that starts late may find the renewed row without the lock).
+                #expect(reports.allSatisfy { $0.lockedReads <= 1 }, "round \(round): \(reports.map(\.lockedReads))")
                 let stored = try await fleet.stored()
                 #expect(Set(reports.flatMap(\.tokens)) == [DOTFleet.fingerprint(stored.accessToken)], "round \(round): every caller got the stored token")
                 #expect(stored.refreshToken != previous.refreshToken, "round \(round): the rotated refresh token is saved")
