@@ -65,6 +65,7 @@ public final class TokenIntrospector: Sendable {
     private struct State {
         var entries: [Key: Entry] = [:]
         var inFlight: [Key: Task<Outcome, Never>] = [:]
+        var waiting = 0
     }
 
     /// Creates an introspector.
@@ -98,6 +99,8 @@ public final class TokenIntrospector: Sendable {
 
     /// The number of answers cached (expired ones included until they are evicted).
     public var cachedCount: Int { state.withLock { $0.entries.count } }
+    /// The number of checks waiting for an introspection call in flight (tests).
+    package var waitingCount: Int { state.withLock { $0.waiting } }
 
     /// Checks a token (from the cache, else at the introspection endpoint) and that it
     /// grants `requiredScopes`.
@@ -129,6 +132,7 @@ public final class TokenIntrospector: Sendable {
                 if entry.until > current { return .cached(entry.outcome) }
                 state.entries[key] = nil
             }
+            state.waiting += 1
             if let task = state.inFlight[key] { return .wait(task) }
             let task = Task { [self] in await introspect(token, key: key) }
             state.inFlight[key] = task
@@ -142,7 +146,9 @@ public final class TokenIntrospector: Sendable {
             }
             return outcome
         case .wait(let task):
-            return await task.value
+            let outcome = await task.value
+            state.withLock { $0.waiting -= 1 }
+            return outcome
         }
     }
 
