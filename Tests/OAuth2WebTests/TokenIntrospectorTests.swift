@@ -143,6 +143,31 @@ import Testing
         #expect(transport.count == 1)
     }
 
+    @Test func aResourceServerSendsJWTsToTheVerifierAndOtherTokensToTheIntrospector() async throws {
+        let server = Server()
+        let key = try DPoPKey.generate()
+        server.set("opaque-bearer", active(expiresIn: 300))
+        server.set("opaque-bound", active(expiresIn: 300, extra: #","token_type":"DPoP","cnf":{"jkt":"\#(key.thumbprint)"}"#))
+        let (introspector, transport) = try introspector(server)
+        var dpop = DPoPProofVerifier(publicBaseURL: URL(string: "https://api.example.com")!)
+        dpop.now = date.function
+        let resourceServer = ResourceServer(accessTokens: TestIssuer.verifier(date: date), introspection: introspector, dpop: dpop)
+        func request(_ authorization: String, proof: String? = nil) -> HTTPRequest {
+            var fields: HTTPFields = [.authorization: authorization]
+            if let proof { fields[.dpop] = proof }
+            return HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/orders", headerFields: fields)
+        }
+        #expect(try await resourceServer.verify(request("Bearer \(TestIssuer.token())")).token.format == .jwt)
+        #expect(transport.count == 0)
+        #expect(try await resourceServer.verify(request("Bearer opaque-bearer")).token.format == .introspected)
+        // An introspected token bound to a DPoP key (RFC 9449 §6.2) needs its proof.
+        let proof = try key.proof(method: .get, url: URL(string: "https://api.example.com/orders")!, accessToken: "opaque-bound", issuedAt: date.now)
+        let access = try await resourceServer.verify(request("DPoP opaque-bound", proof: proof))
+        #expect(access.token.confirmationThumbprint == key.thumbprint)
+        let asBearer = await refusal { () async throws(AccessTokenError) in try await resourceServer.verify(request("Bearer opaque-bound")) }
+        #expect(asBearer?.reason == .bindingMismatch)
+    }
+
     @Test func theCacheIsBounded() async throws {
         let server = Server()
         for index in 0..<10 { server.set("opaque-\(index)", active(expiresIn: 300 + index)) }

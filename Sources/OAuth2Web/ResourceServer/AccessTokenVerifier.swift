@@ -132,7 +132,7 @@ public struct AccessTokenVerifier: Sendable {
     }
 
     /// Starts a fetch of an expired set, at most once per the cache's
-    /// ``JWKSCache/Policy/minimumRefetchInterval`` (an endpoint that fails at once must not
+    /// `JWKSCache.Policy.minimumRefetchInterval` (an endpoint that fails at once must not
     /// be asked again on every request).
     private func refreshInBackground(_ cache: JWKSCache, issuer: String, now: Date) {
         let due = backgroundRefreshes.withLock { last -> Bool in

@@ -5,7 +5,7 @@ import OAuth2
 import OAuth2JOSE
 
 /// Checks opaque access tokens at the authorization server's introspection endpoint
-/// (RFC 7662), through an ``OAuth2Client`` (its transport, client authentication and
+/// (RFC 7662), through an `OAuth2Client` (its transport, client authentication and
 /// request deadline), and caches the answers.
 ///
 /// - An active token's answer is cached for at most min(its `exp`, ``Policy/maximumLifetime``).

@@ -25,15 +25,15 @@ public struct TrustedIssuer: Sendable {
         /// A fixed key set (configured, or read from a file): never refetched.
         public static func fixed(_ keys: JSONWebKeySet) -> KeySource { KeySource(storage: .fixed(keys)) }
 
-        /// A JWK set cache that is already there, e.g. an ``OAuth2Client``'s
-        /// ``OAuth2Client/keySet``: the API and the client then share one cache.
+        /// A JWK set cache that is already there, e.g. an `OAuth2Client`'s
+        /// `OAuth2Client.keySet`: the API and the client then share one cache.
         public static func cache(_ cache: JWKSCache) -> KeySource { KeySource(storage: .cache(cache)) }
 
         /// The issuer's `jwks_uri`, fetched through `environment` and cached (see
-        /// ``JWKSCache``): refetched when it expires and when a token names a `kid` the
-        /// cached set lacks, at most once per ``JWKSCache/Policy/minimumRefetchInterval``.
+        /// `JWKSCache`): refetched when it expires and when a token names a `kid` the
+        /// cached set lacks, at most once per `JWKSCache.Policy.minimumRefetchInterval`.
         ///
-        /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` unless `url` is HTTPS (or loopback).
+        /// - Throws: `OAuth2Error.Code.insecureEndpoint` unless `url` is HTTPS (or loopback).
         #if URLSession
         public static func jwks(
             _ url: URL, environment: HTTPEnvironment = HTTPEnvironment(), policy: JWKSCache.Policy = JWKSCache.Policy()
