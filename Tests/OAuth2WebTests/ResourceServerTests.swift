@@ -123,11 +123,14 @@ import Testing
             TestIssuer.token(key: TestIssuer.otherECKey),  // forged
             TestIssuer.token { $0["iss"] = "https://evil.example.com" },
             "opaque-secret-token-value",
+            // A header naming an attacker-chosen member twice: the name is not echoed back.
+            Base64URL.encode(Data(#"{"alg":"ES256","typ":"at+jwt","marker-member-name-123":1,"marker-member-name-123":2}"#.utf8)) + ".e30.c2ln",
         ]
         for token in tokens {
             for scheme in ["Bearer", "DPoP"] {
                 let challenge = try #require(await challenge(server, request(["\(scheme) \(token)"])))
                 let rendered = challenge.headerFields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") + challenge.error.description
+                #expect(!rendered.contains("marker-member") && !log.text.contains("marker-member"))
                 for part in token.split(separator: ".") where part.count > 8 {
                     #expect(!rendered.contains(part))
                     #expect(!log.text.contains(part))

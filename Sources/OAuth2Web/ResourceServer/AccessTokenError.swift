@@ -144,8 +144,23 @@ public struct AccessTokenError: Error, Sendable, Hashable, CustomStringConvertib
         AccessTokenError(.invalidToken, reason: reason, message)
     }
 
+    /// A parse failure of the token, described by its reason only: a `JOSEError`'s message
+    /// may quote a member name of the token, which must not be echoed back.
     static func invalidToken(_ jose: JOSEError) -> AccessTokenError {
-        AccessTokenError(.invalidToken, reason: Reason(jose.reason), jose.message)
+        AccessTokenError(.invalidToken, reason: Reason(jose.reason), "The access token \(parseFailure(jose.reason)).")
+    }
+
+    /// A parse failure of a DPoP proof, described by its reason only.
+    static func invalidProof(_ jose: JOSEError) -> AccessTokenError {
+        AccessTokenError(.invalidDPoPProof, reason: Reason(jose.reason), "The DPoP proof \(parseFailure(jose.reason)).")
+    }
+
+    private static func parseFailure(_ reason: JOSEError.Reason) -> String {
+        switch reason {
+        case .duplicateMember: return "names a member twice"
+        case .unsupportedCritical: return "lists critical header extensions that are not supported"
+        default: return "is not a well-formed compact JWS with a JSON object payload"
+        }
     }
 
     static func invalidProof(_ reason: Reason, _ message: String) -> AccessTokenError {

@@ -125,9 +125,7 @@ public struct DPoPProofVerifier: Sendable {
     func check(_ proof: String, method: HTTPRequest.Method, path: String, accessToken: String) throws(AccessTokenError) -> CheckedProof {
         guard proof.utf8.count <= Self.maximumProofSize else { throw .invalidProof(.init(.malformed), "The DPoP proof is too large.") }
         let jws: JWS
-        do { jws = try JWS(compact: proof) } catch {
-            throw AccessTokenError(.invalidDPoPProof, reason: .init(error.reason), "The DPoP proof is not a valid JWS: \(error.message)")
-        }
+        do { jws = try JWS(compact: proof) } catch { throw .invalidProof(error) }
         guard jws.type?.lowercased() == DPoPProof.type else { throw .invalidProof(.typeMismatch, "The DPoP proof's typ is not dpop+jwt.") }
         let algorithm = jws.algorithm
         guard algorithm != .none, !algorithm.isHMAC, allowedAlgorithms.contains(algorithm) else {
@@ -138,14 +136,12 @@ public struct DPoPProofVerifier: Sendable {
             throw .invalidProof(.invalidProofKey, "The DPoP proof's jwk is not a public key.")
         }
         let key: JSONWebKey
-        do { key = try JSONWebKey(jwk) } catch { throw .invalidProof(.invalidProofKey, "The DPoP proof's jwk cannot be used: \(error.message)") }
+        do { key = try JSONWebKey(jwk) } catch { throw .invalidProof(.invalidProofKey, "The DPoP proof's jwk is not a usable public key.") }
         guard key.canVerify(algorithm) else { throw .invalidProof(.invalidProofKey, "The DPoP proof's jwk does not fit its algorithm.") }
         guard jws.isSigned(by: key) else { throw .invalidProof(.init(.signatureInvalid), "The DPoP proof's signature does not verify.") }
 
         let claims: [String: JSONValue]
-        do { claims = try jws.claims() } catch {
-            throw AccessTokenError(.invalidDPoPProof, reason: .init(error.reason), "The DPoP proof's claims are malformed: \(error.message)")
-        }
+        do { claims = try jws.claims() } catch { throw .invalidProof(error) }
         func string(_ name: String) throws(AccessTokenError) -> String {
             guard let value = claims[name] else { throw .invalidProof(.missingClaim, "The DPoP proof has no \(name).") }
             guard let string = value.stringValue, !string.isEmpty else { throw .invalidProof(.init(.invalidClaim), "The DPoP proof's \(name) is not a string.") }
