@@ -206,6 +206,11 @@ let package = Package(
         .executableTarget(name: "FuzzJWKS", dependencies: ["OAuth2"], path: "Fuzz/FuzzJWKS"),
         .executableTarget(name: "FuzzClaims", dependencies: ["OAuth2"], path: "Fuzz/FuzzClaims"),
         .executableTarget(
+            name: "FuzzResourceServer",
+            dependencies: ["OAuth2", "OAuth2Web", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Fuzz/FuzzResourceServer"
+        ),
+        .executableTarget(
             name: "FuzzFormats",
             dependencies: ["OAuth2", .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Fuzz/FuzzFormats"

@@ -154,7 +154,7 @@ public struct AccessTokenVerifier: Sendable {
     }
 
     /// Why the signature does not verify with `keys`, or `nil` when it does.
-    static func signatureFailure(_ jws: JWS, keys: JSONWebKeySet) -> AccessTokenError? {
+    package static func signatureFailure(_ jws: JWS, keys: JSONWebKeySet) -> AccessTokenError? {
         var sawCandidate = false
         for key in keys.keys where JSONWebKeySet.isCandidate(key, for: jws.algorithm, keyID: jws.keyID) {
             sawCandidate = true
@@ -169,7 +169,7 @@ public struct AccessTokenVerifier: Sendable {
     // MARK: - Claims
 
     /// The claim checks of RFC 9068 §4 (after the signature).
-    static func check(_ claims: [String: JSONValue], issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
+    package static func check(_ claims: [String: JSONValue], issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
         let leeway = issuer.leeway
         let audience: [String]
         switch claims["aud"] {

@@ -114,15 +114,15 @@ public struct DPoPProofVerifier: Sendable {
     }
 
     /// What ``check(_:method:path:accessToken:)`` found.
-    struct CheckedProof {
-        var thumbprint: String
-        var issuedAt: Date
-        var id: String
-        var nextNonce: String?
+    package struct CheckedProof {
+        package var thumbprint: String
+        package var issuedAt: Date
+        package var id: String
+        package var nextNonce: String?
     }
 
     /// Every check but the key binding and the replay.
-    func check(_ proof: String, method: HTTPRequest.Method, path: String, accessToken: String) throws(AccessTokenError) -> CheckedProof {
+    package func check(_ proof: String, method: HTTPRequest.Method, path: String, accessToken: String) throws(AccessTokenError) -> CheckedProof {
         guard proof.utf8.count <= Self.maximumProofSize else { throw .invalidProof(.init(.malformed), "The DPoP proof is too large.") }
         let jws: JWS
         do { jws = try JWS(compact: proof) } catch { throw .invalidProof(error) }

@@ -183,7 +183,7 @@ public struct ResourceServer: Sendable {
     ///
     /// - Throws: ``AccessTokenError/Code/invalidRequest`` for several `Authorization` fields,
     ///   a malformed credential, or a token in the URL query.
-    static func credentials(in request: HTTPRequest) throws(AccessTokenError) -> (scheme: AccessTokenScheme, token: String)? {
+    package static func credentials(in request: HTTPRequest) throws(AccessTokenError) -> (scheme: AccessTokenScheme, token: String)? {
         if let path = request.path, let query = path.firstIndex(of: "?") {
             let parameters = path[path.index(after: query)...].split(separator: "&")
             if parameters.contains(where: { $0 == "access_token" || $0.hasPrefix("access_token=") }) {
