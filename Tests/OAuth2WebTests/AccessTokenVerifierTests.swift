@@ -122,6 +122,13 @@ import Testing
         #expect(await verify(TestIssuer.token { $0["scope"] = 3 })?.reason == .jose(.invalidClaim))
     }
 
+    @Test func refusesATokenBoundByAnUnsupportedConfirmationMethod() async {
+        // Bound to an mTLS certificate (RFC 8705): not checkable here, so not a bearer token either.
+        #expect(await verify(TestIssuer.token { $0["cnf"] = ["x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"] })?.reason == .bindingMismatch)
+        #expect(await verify(TestIssuer.token { $0["cnf"] = "jkt" })?.reason == .jose(.invalidClaim))
+        #expect(await verify(TestIssuer.token { $0["cnf"] = [:] }) == nil)
+    }
+
     @Test func picksTheKeysOfTheTokensIssuer() async throws {
         let second = try JWSSigningKey.generate(.es256, keyID: "ec-1")
         var verifier = AccessTokenVerifier(issuers: [

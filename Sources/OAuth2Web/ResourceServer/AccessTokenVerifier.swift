@@ -222,11 +222,19 @@ public struct AccessTokenVerifier: Sendable {
         }
     }
 
-    /// `cnf.jkt` (RFC 9449 §6.1), when the token is bound to a DPoP key.
+    /// `cnf.jkt` (RFC 9449 §6.1), when the token is bound to a DPoP key. A token bound by
+    /// another confirmation method only (an mTLS certificate's `x5t#S256`, RFC 8705) is
+    /// refused: this API cannot check that binding, and accepting it as a bearer token would
+    /// undo it.
     static func confirmationThumbprint(_ value: JSONValue?) throws(AccessTokenError) -> String? {
         guard let value else { return nil }
         guard let cnf = value.objectValue else { throw .invalidToken(.init(.invalidClaim), "The token's cnf is not an object.") }
-        guard let jkt = cnf["jkt"] else { return nil }
+        guard let jkt = cnf["jkt"] else {
+            guard cnf.isEmpty else {
+                throw .invalidToken(.bindingMismatch, "The token is bound by a confirmation method this API does not support.")
+            }
+            return nil
+        }
         guard let thumbprint = jkt.stringValue, !thumbprint.isEmpty else {
             throw .invalidToken(.init(.invalidClaim), "The token's cnf.jkt is not a string.")
         }
