@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "OAuth2InteractiveSignIn", targets: ["OAuth2InteractiveSignIn"]),
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .library(name: "OAuth2Postgres", targets: ["OAuth2Postgres"]),
+        .library(name: "OAuth2Web", targets: ["OAuth2Web"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
@@ -130,6 +131,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // For web services, framework-neutral: the resource server's bearer-token checks (RFC
+        // 9068 access tokens, cached introspection, DPoP proofs). No NIO and no web framework:
+        // the framework adapters only translate requests and responses.
+        .target(
+            name: "OAuth2Web",
+            dependencies: [
+                "OAuth2", "OAuth2JOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // An embedded OpenID provider on loopback for users' own tests and the CLI's demo. It
         // uses OAuth2 for JOSE signing only: its protocol decisions are its own.
         .target(
@@ -191,6 +205,11 @@ let package = Package(
         .executableTarget(name: "FuzzJWS", dependencies: ["OAuth2"], path: "Fuzz/FuzzJWS"),
         .executableTarget(name: "FuzzJWKS", dependencies: ["OAuth2"], path: "Fuzz/FuzzJWKS"),
         .executableTarget(name: "FuzzClaims", dependencies: ["OAuth2"], path: "Fuzz/FuzzClaims"),
+        .executableTarget(
+            name: "FuzzResourceServer",
+            dependencies: ["OAuth2", "OAuth2Web", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Fuzz/FuzzResourceServer"
+        ),
         .executableTarget(
             name: "FuzzFormats",
             dependencies: ["OAuth2", .product(name: "HTTPTypes", package: "swift-http-types")],
@@ -265,6 +284,18 @@ let package = Package(
         .testTarget(
             name: "OAuth2InteractiveSignInTests",
             dependencies: ["OAuth2", "OAuth2JOSE", "OAuth2InteractiveSignIn", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        // The web core's rules (resource server: access tokens, introspection cache, DPoP
+        // proofs), with real keys and the library's transport seam: no socket.
+        .testTarget(
+            name: "OAuth2WebTests",
+            dependencies: [
+                "OAuth2Web", "OAuth2", "OAuth2JOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         // The test provider's own tests, driven by the library's client.

@@ -281,7 +281,7 @@ public struct DPoPProof: Sendable, Hashable {
 
 extension HTTPField.Name {
     /// `DPoP`: the proof header (RFC 9449 §4.1).
-    static let dpop = HTTPField.Name("DPoP")!
+    package static let dpop = HTTPField.Name("DPoP")!
     /// `DPoP-Nonce`: a server's nonce for the next proofs (RFC 9449 §8).
-    static let dpopNonce = HTTPField.Name("DPoP-Nonce")!
+    package static let dpopNonce = HTTPField.Name("DPoP-Nonce")!
 }

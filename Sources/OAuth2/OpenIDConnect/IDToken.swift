@@ -235,7 +235,7 @@ public struct IDToken: Sendable, CustomStringConvertible {
 
 extension JSONValue {
     /// A NumericDate (RFC 7519 §2): seconds since the epoch, integer or not.
-    var numericDate: Date? {
+    package var numericDate: Date? {
         switch self {
         case .integer(let value): return Date(timeIntervalSince1970: TimeInterval(value))
         case .number(let value) where value.isFinite: return Date(timeIntervalSince1970: value)

@@ -47,10 +47,21 @@ public actor JWKSCache {
     private var lastForcedRefetch: Date?
     private(set) var fetchCount = 0
 
-    init(url: URL, policy: Policy, fetcher: @escaping @Sendable () async throws -> (JSONWebKeySet, cacheControl: String?)) {
+    package init(url: URL, policy: Policy, fetcher: @escaping @Sendable () async throws -> (JSONWebKeySet, cacheControl: String?)) {
         self.url = url
         self.policy = policy
         self.fetcher = fetcher
+    }
+
+    /// A cache of the set at `url`, fetched through `environment` (its transport,
+    /// interceptors and logger) under the default request deadline: for a resource server,
+    /// which has no ``OAuth2Client`` of the issuer.
+    ///
+    /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` unless `url` is HTTPS (or loopback).
+    package init(url: URL, policy: Policy, environment: HTTPEnvironment) throws(OAuth2Error) {
+        try EndpointPolicy.validate(url, name: "JWK set URL")
+        let pipeline = environment.pipeline()
+        self.init(url: url, policy: policy) { try await OAuth2Client.fetchKeySet(url, pipeline: pipeline) }
     }
 
     /// The cached set, or a fresh one when there is none or it has expired.
@@ -68,6 +79,13 @@ public actor JWKSCache {
             guard let snapshot, snapshot.expiresAt > now else { return nil }
             return snapshot.keys
         }
+    }
+
+    /// The last set fetched, even when it has expired; `nil` before the first fetch.
+    /// Synchronous. A resource server keeps verifying with it while the provider's
+    /// JWKS endpoint is down, and refreshes it in the background.
+    package nonisolated func lastKnownKeys() -> JSONWebKeySet? {
+        snapshot.withLock { $0?.keys }
     }
 
     /// A refetched set, when a token names a key the cached one lacks; `nil` when a forced

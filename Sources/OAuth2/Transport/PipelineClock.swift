@@ -2,18 +2,18 @@ import Foundation
 
 /// The clock the pipeline measures deadlines and back-offs on: any `Clock` measured in
 /// `Duration`, type-erased (tests inject one whose sleeps return at once).
-struct PipelineClock: Sendable {
+package struct PipelineClock: Sendable {
     /// The time since the clock was wrapped.
-    let elapsed: @Sendable () -> Duration
+    package let elapsed: @Sendable () -> Duration
     /// Sleeps for the duration; throws `CancellationError` when cancelled.
-    let sleep: @Sendable (Duration) async throws -> Void
+    package let sleep: @Sendable (Duration) async throws -> Void
 
-    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+    package init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
         elapsed = { origin.duration(to: clock.now) }
         sleep = { duration in try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil) }
     }
 
     /// The real, monotonic clock.
-    static let continuous = PipelineClock(ContinuousClock())
+    package static let continuous = PipelineClock(ContinuousClock())
 }

@@ -1,0 +1,243 @@
+import Foundation
+import Logging
+import OAuth2
+import OAuth2JOSE
+
+/// Verifies JWT access tokens (RFC 9068) for an API that trusts one or more authorization
+/// servers.
+///
+/// A token is accepted when, in order:
+/// 1. it is a compact JWS (strictly parsed) whose `typ` is `at+jwt` or `application/at+jwt`;
+/// 2. its `iss` is one of the ``issuers`` (exactly), which picks the keys and rules;
+/// 3. its `alg` is in that issuer's allow-list (never `none`, never HMAC);
+/// 4. its signature verifies with a key of the issuer's set (the `kid`'s key, or each key
+///    that fits when there is no `kid`);
+/// 5. `aud` contains one of the issuer's audiences; `exp` has not passed and `nbf` has,
+///    both with the issuer's leeway; `iat` is present and not in the future; `sub`,
+///    `client_id` and `jti` are present (RFC 9068 §2.2); `scope` and `cnf` have the right
+///    types;
+/// 6. it grants the scopes the call requires.
+///
+/// Keys come from each issuer's ``TrustedIssuer/KeySource``. With a JWKS URL: a set that has
+/// expired keeps verifying while a fresh one is fetched in the background (so an outage of
+/// the JWKS endpoint does not stop tokens signed with known keys), and a token naming an
+/// unknown `kid` makes one refetch (rate-limited by the cache) that waits at most
+/// ``keyFetchDeadline`` — then the token is refused, even if the endpoint hangs.
+///
+/// Tokens never reach a log line or an error message.
+public struct AccessTokenVerifier: Sendable {
+    /// The issuers whose tokens are accepted.
+    public let issuers: [TrustedIssuer]
+    /// How long a request waits for the JWK set to be fetched before giving up.
+    public let keyFetchDeadline: Duration
+    private let byIssuer: [String: TrustedIssuer]
+    private let logger: Logger
+    /// The time `exp`, `nbf` and `iat` are checked against (tests inject one).
+    package var now: @Sendable () -> Date = { Date() }
+    /// The clock deadlines are measured on (tests inject one).
+    package var clock: PipelineClock = .continuous
+    /// When each issuer's JWK set was last refreshed in the background.
+    private let backgroundRefreshes = Locked<[String: Date]>([:])
+
+    /// Creates a verifier.
+    ///
+    /// - Parameters:
+    ///   - issuers: the trusted issuers; a later entry with the same issuer replaces an
+    ///     earlier one.
+    ///   - keyFetchDeadline: how long a request waits for a JWK set (2 s by default).
+    ///   - logger: where refusals are logged, at debug level (reasons only, never tokens).
+    public init(issuers: [TrustedIssuer], keyFetchDeadline: Duration = .seconds(2), logger: Logger = Logger(label: "swift-oauth2.resource-server")) {
+        self.issuers = issuers
+        self.keyFetchDeadline = keyFetchDeadline
+        self.logger = logger
+        byIssuer = Dictionary(issuers.map { ($0.issuer, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The `typ` values of a JWT access token (RFC 9068 §2.1), lower-cased.
+    static let accessTokenTypes: Set<String> = ["at+jwt", "application/at+jwt"]
+
+    /// Verifies a JWT access token and checks that it grants `requiredScopes`.
+    ///
+    /// - Throws: ``AccessTokenError``: ``AccessTokenError/Code/invalidToken`` for any failed
+    ///   check (the reason names it), ``AccessTokenError/Code/insufficientScope`` for a
+    ///   missing scope, ``AccessTokenError/Code/temporarilyUnavailable`` when the issuer's
+    ///   JWK set has never been fetched and cannot be now.
+    public func verify(_ token: String, requiredScopes: [String] = []) async throws(AccessTokenError) -> VerifiedAccessToken {
+        do {
+            let verified = try await verifyToken(token)
+            try verified.requireScopes(requiredScopes)
+            return verified
+        } catch {
+            logger.debug("Access token refused", metadata: ["reason": "\(error.reason)", "code": "\(error.code)"])
+            throw error
+        }
+    }
+
+    private func verifyToken(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken {
+        let jws: JWS
+        do { jws = try JWS(compact: token) } catch { throw .invalidToken(error) }
+        guard let type = jws.type?.lowercased(), Self.accessTokenTypes.contains(type) else {
+            throw .invalidToken(.typeMismatch, "The token's typ is not at+jwt (RFC 9068).")
+        }
+        let claims: [String: JSONValue]
+        do { claims = try jws.claims() } catch { throw .invalidToken(error) }
+        guard let iss = claims["iss"]?.stringValue else { throw .invalidToken(.init(.issuerMismatch), "The token has no iss.") }
+        guard let issuer = byIssuer[iss] else { throw .invalidToken(.init(.issuerMismatch), "The token's issuer is not trusted.") }
+        let algorithm = jws.algorithm
+        guard algorithm != .none, !algorithm.isHMAC, issuer.allowedAlgorithms.contains(algorithm) else {
+            throw .invalidToken(.init(.algorithmNotAllowed), "The token's signature algorithm is not accepted.")
+        }
+        try await verifySignature(jws, issuer: issuer)
+        return try Self.check(claims, issuer: issuer, now: now())
+    }
+
+    // MARK: - Keys
+
+    private func verifySignature(_ jws: JWS, issuer: TrustedIssuer) async throws(AccessTokenError) {
+        switch issuer.keys.storage {
+        case .fixed(let keys):
+            if let failure = Self.signatureFailure(jws, keys: keys) { throw failure }
+        case .cache(let cache):
+            let now = now()
+            let keys: JSONWebKeySet
+            if let fresh = cache.cachedKeys(now: now) {
+                keys = fresh
+            } else if let stale = cache.lastKnownKeys() {
+                // Expired: keep verifying with it, and fetch a new one without making this
+                // request wait (an outage of the JWKS endpoint must not stop known keys).
+                keys = stale
+                refreshInBackground(cache, issuer: issuer.issuer, now: now)
+            } else {
+                do {
+                    keys = try await withDeadline(keyFetchDeadline, clock: clock) { try await cache.keys(now: now) }
+                } catch {
+                    logger.debug("JWK set unavailable", metadata: ["issuer": "\(issuer.issuer)", "error": "\(Self.describe(error))"])
+                    throw AccessTokenError(.temporarilyUnavailable, reason: .unavailable, "The issuer's keys cannot be fetched now.")
+                }
+            }
+            var failure = Self.signatureFailure(jws, keys: keys)
+            if failure?.reason == .init(.keyNotFound) {
+                // A key the set lacks: the issuer may have rotated its keys. One refetch,
+                // rate-limited by the cache, and bounded in time.
+                do {
+                    if let refreshed = try await withDeadline(keyFetchDeadline, clock: clock, { try await cache.refreshed(now: now) }) {
+                        failure = Self.signatureFailure(jws, keys: refreshed)
+                    }
+                } catch {
+                    logger.debug("JWK set refetch failed", metadata: ["issuer": "\(issuer.issuer)", "error": "\(Self.describe(error))"])
+                }
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Starts a fetch of an expired set, at most once per the cache's
+    /// `JWKSCache.Policy.minimumRefetchInterval` (an endpoint that fails at once must not
+    /// be asked again on every request).
+    private func refreshInBackground(_ cache: JWKSCache, issuer: String, now: Date) {
+        let due = backgroundRefreshes.withLock { last -> Bool in
+            if let previous = last[issuer], now.timeIntervalSince(previous) < cache.policy.minimumRefetchInterval, previous <= now { return false }
+            last[issuer] = now
+            return true
+        }
+        guard due else { return }
+        let logger = logger
+        Task {
+            do { _ = try await cache.keys(now: now) } catch {
+                logger.debug("Background JWK set refresh failed", metadata: ["issuer": "\(issuer)", "error": "\(Self.describe(error))"])
+            }
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        error is DeadlineExceeded ? "deadline exceeded" : "\(error)"
+    }
+
+    /// Why the signature does not verify with `keys`, or `nil` when it does.
+    package static func signatureFailure(_ jws: JWS, keys: JSONWebKeySet) -> AccessTokenError? {
+        var sawCandidate = false
+        for key in keys.keys where JSONWebKeySet.isCandidate(key, for: jws.algorithm, keyID: jws.keyID) {
+            sawCandidate = true
+            if jws.isSigned(by: key) { return nil }
+        }
+        guard sawCandidate else {
+            return .invalidToken(.init(.keyNotFound), jws.keyID == nil ? "No key of the issuer fits the token's algorithm." : "The issuer has no key with the token's kid.")
+        }
+        return .invalidToken(.init(.signatureInvalid), "The token's signature does not verify.")
+    }
+
+    // MARK: - Claims
+
+    /// The claim checks of RFC 9068 §4 (after the signature).
+    package static func check(_ claims: [String: JSONValue], issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
+        let leeway = issuer.leeway
+        let audience: [String]
+        switch claims["aud"] {
+        case .string(let value)?: audience = [value]
+        case .array(let values)?:
+            audience = values.compactMap(\.stringValue)
+            guard audience.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's aud holds a non-string.") }
+        case nil: throw .invalidToken(.init(.audienceMismatch), "The token has no aud.")
+        default: throw .invalidToken(.init(.invalidClaim), "The token's aud is neither a string nor an array.")
+        }
+        guard audience.contains(where: issuer.audiences.contains) else {
+            throw .invalidToken(.init(.audienceMismatch), "The token is not addressed to this API.")
+        }
+        guard let exp = claims["exp"] else { throw .invalidToken(.init(.expired), "The token has no exp.") }
+        guard let expiresAt = exp.numericDate else { throw .invalidToken(.init(.invalidClaim), "The token's exp is not a number.") }
+        guard expiresAt.timeIntervalSince(now) > -leeway else { throw .invalidToken(.init(.expired), "The token has expired.") }
+        if let nbf = claims["nbf"] {
+            guard let notBefore = nbf.numericDate else { throw .invalidToken(.init(.invalidClaim), "The token's nbf is not a number.") }
+            guard notBefore.timeIntervalSince(now) <= leeway else { throw .invalidToken(.notYetValid, "The token is not valid yet (nbf).") }
+        }
+        guard let iat = claims["iat"] else { throw .invalidToken(.init(.issuedAtInvalid), "The token has no iat.") }
+        guard let issuedAt = iat.numericDate else { throw .invalidToken(.init(.invalidClaim), "The token's iat is not a number.") }
+        guard issuedAt.timeIntervalSince(now) <= leeway else { throw .invalidToken(.init(.issuedAtInvalid), "The token's iat is in the future.") }
+        func requiredString(_ name: String) throws(AccessTokenError) -> String {
+            guard let value = claims[name] else { throw .invalidToken(.missingClaim, "The token has no \(name).") }
+            guard let string = value.stringValue, !string.isEmpty else { throw .invalidToken(.init(.invalidClaim), "The token's \(name) is not a string.") }
+            return string
+        }
+        let subject = try requiredString("sub")
+        let clientID = try requiredString("client_id")
+        let jwtID = try requiredString("jti")
+        let scopes = try scopes(claims["scope"])
+        let thumbprint = try confirmationThumbprint(claims["cnf"])
+        return VerifiedAccessToken(
+            format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint, claims: claims)
+    }
+
+    /// `scope`: a space-separated string (RFC 9068 §2.2.3, RFC 8693 §4.2); an array of
+    /// strings is accepted too (some servers send one).
+    static func scopes(_ value: JSONValue?) throws(AccessTokenError) -> Set<String> {
+        switch value {
+        case nil: return []
+        case .string(let text)?: return Set(text.split(separator: " ").map(String.init))
+        case .array(let values)?:
+            let strings = values.compactMap(\.stringValue)
+            guard strings.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's scope holds a non-string.") }
+            return Set(strings)
+        default: throw .invalidToken(.init(.invalidClaim), "The token's scope is not a string.")
+        }
+    }
+
+    /// `cnf.jkt` (RFC 9449 §6.1), when the token is bound to a DPoP key. A token bound by
+    /// another confirmation method only (an mTLS certificate's `x5t#S256`, RFC 8705) is
+    /// refused: this API cannot check that binding, and accepting it as a bearer token would
+    /// undo it.
+    static func confirmationThumbprint(_ value: JSONValue?) throws(AccessTokenError) -> String? {
+        guard let value else { return nil }
+        guard let cnf = value.objectValue else { throw .invalidToken(.init(.invalidClaim), "The token's cnf is not an object.") }
+        guard let jkt = cnf["jkt"] else {
+            guard cnf.isEmpty else {
+                throw .invalidToken(.bindingMismatch, "The token is bound by a confirmation method this API does not support.")
+            }
+            return nil
+        }
+        guard let thumbprint = jkt.stringValue, !thumbprint.isEmpty else {
+            throw .invalidToken(.init(.invalidClaim), "The token's cnf.jkt is not a string.")
+        }
+        return thumbprint
+    }
+}

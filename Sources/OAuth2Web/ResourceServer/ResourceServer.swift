@@ -1,0 +1,233 @@
+import Foundation
+import HTTPTypes
+import Logging
+import OAuth2
+import OAuth2JOSE
+
+/// The access-token check of an API (an OAuth 2.0 resource server), independent of any web
+/// framework: it reads an `HTTPRequest` (its `Authorization` and `DPoP` header fields, method
+/// and path) and answers with the verified token or with the response to send.
+///
+/// ```swift
+/// let server = ResourceServer(
+///     accessTokens: AccessTokenVerifier(issuers: [issuer]),
+///     dpop: DPoPProofVerifier(publicBaseURL: URL(string: "https://api.example.com")!))
+/// switch await server.authorize(request, requiredScopes: ["orders:read"]) {
+/// case .authorized(let access): // access.token.subject, access.responseHeaderFields
+/// case .refused(let challenge): // respond with challenge.status and challenge.headerFields
+/// }
+/// ```
+///
+/// - A JWT-shaped token (a compact JWS) goes to ``accessTokens``; any other token to
+///   ``introspection``. With only one of them, every token goes to it.
+/// - `Authorization: Bearer <token>` (RFC 6750 §2.1) is accepted unless
+///   ``acceptsBearerTokens`` is off; a token bound to a DPoP key (`cnf.jkt`) is never
+///   accepted as a bearer token.
+/// - `Authorization: DPoP <token>` with one `DPoP` proof header (RFC 9449 §7) is accepted
+///   when ``dpop`` is set: the proof is checked (see ``DPoPProofVerifier``), then the token,
+///   which must be bound to the proof's key; its `jti` is recorded last.
+/// - A token in the URL query (`access_token`, RFC 6750 §2.3) is refused.
+/// - A request without a token, or with another scheme (`Basic`), gets bare challenges.
+///
+/// Tokens and proofs never reach a log line or an error message.
+public struct ResourceServer: Sendable {
+    /// What ``authorize(_:requiredScopes:)`` answers.
+    public enum Decision: Sendable {
+        /// The request may proceed.
+        case authorized(AuthorizedRequest)
+        /// The request is refused; send the challenge's status and header fields.
+        case refused(AccessTokenChallenge)
+    }
+
+    /// A request whose access token passed every check.
+    public struct AuthorizedRequest: Sendable {
+        /// What the token grants.
+        public let token: VerifiedAccessToken
+        /// How it was presented.
+        public let scheme: AccessTokenScheme
+        /// Header fields to add to the response: a fresh `DPoP-Nonce` when the client used
+        /// an older one that is still accepted (RFC 9449 §8.2).
+        public let responseHeaderFields: HTTPFields
+    }
+
+    /// The verifier of JWT access tokens, if the API accepts them.
+    public let accessTokens: AccessTokenVerifier?
+    /// The introspector of opaque tokens, if the API accepts them.
+    public let introspection: TokenIntrospector?
+    /// The DPoP proof verifier, if the API accepts DPoP-bound tokens.
+    public let dpop: DPoPProofVerifier?
+    /// Whether `Bearer` tokens are accepted (an API may require DPoP).
+    public let acceptsBearerTokens: Bool
+    /// The `realm` of the challenges, if any.
+    public let realm: String?
+    private let logger: Logger
+
+    /// The longest `Authorization` header value read, in bytes.
+    public static let maximumAuthorizationLength = 64 * 1024 + 16
+
+    /// Creates a resource server.
+    ///
+    /// - Parameters:
+    ///   - accessTokens: verifies JWT access tokens.
+    ///   - introspection: checks other tokens at the introspection endpoint.
+    ///   - dpop: checks DPoP proofs; `nil` refuses the DPoP scheme.
+    ///   - acceptsBearerTokens: `false` to require DPoP.
+    ///   - realm: the challenges' `realm`.
+    ///   - logger: where refusals are logged at debug level (codes and reasons only).
+    public init(
+        accessTokens: AccessTokenVerifier? = nil, introspection: TokenIntrospector? = nil, dpop: DPoPProofVerifier? = nil,
+        acceptsBearerTokens: Bool = true, realm: String? = nil, logger: Logger = Logger(label: "swift-oauth2.resource-server")
+    ) {
+        self.accessTokens = accessTokens
+        self.introspection = introspection
+        self.dpop = dpop
+        self.acceptsBearerTokens = acceptsBearerTokens || dpop == nil
+        self.realm = realm
+        self.logger = logger
+    }
+
+    /// The schemes offered in challenges, the preferred first.
+    public var schemes: [AccessTokenScheme] {
+        var schemes: [AccessTokenScheme] = []
+        if dpop != nil { schemes.append(.dpop) }
+        if acceptsBearerTokens { schemes.insert(.bearer, at: 0) }
+        return schemes
+    }
+
+    /// Checks a request's access token and that it grants `requiredScopes`.
+    ///
+    /// Never throws: a refusal is a ``Decision/refused(_:)`` with the response to send.
+    public func authorize(_ request: HTTPRequest, requiredScopes: [String] = []) async -> Decision {
+        do {
+            return .authorized(try await verify(request, requiredScopes: requiredScopes))
+        } catch {
+            logger.debug("Request refused", metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
+            return .refused(challenge(for: error))
+        }
+    }
+
+    /// The response to a refusal: ``AccessTokenChallenge`` for this server's schemes,
+    /// realm and proof algorithms.
+    public func challenge(for error: AccessTokenError) -> AccessTokenChallenge {
+        AccessTokenChallenge(error: error, schemes: schemes, realm: realm, dpopAlgorithms: dpop?.allowedAlgorithms ?? [])
+    }
+
+    /// Checks a request's access token and that it grants `requiredScopes`.
+    ///
+    /// - Throws: ``AccessTokenError`` with its ``AccessTokenError/scheme`` set; turn it into
+    ///   a response with ``challenge(for:)``.
+    public func verify(_ request: HTTPRequest, requiredScopes: [String] = []) async throws(AccessTokenError) -> AuthorizedRequest {
+        var scheme: AccessTokenScheme?
+        do throws(AccessTokenError) {
+            let credentials = try Self.credentials(in: request)
+            scheme = credentials?.scheme
+            guard let credentials else { throw AccessTokenError(.missingToken, reason: .missingToken, "The request has no access token.") }
+            switch credentials.scheme {
+            case .dpop:
+                return try await verifyDPoP(request, token: credentials.token, requiredScopes: requiredScopes)
+            default:
+                guard acceptsBearerTokens else {
+                    throw AccessTokenError.invalidToken(.bindingMismatch, "This API accepts DPoP-bound access tokens only.")
+                }
+                let token = try await verifyToken(credentials.token)
+                guard !token.isDPoPBound else {
+                    throw AccessTokenError.invalidToken(.bindingMismatch, "The access token is DPoP-bound: send it with the DPoP scheme and a proof.")
+                }
+                try token.requireScopes(requiredScopes)
+                return AuthorizedRequest(token: token, scheme: .bearer, responseHeaderFields: [:])
+            }
+        } catch {
+            var error = error
+            error.scheme = scheme
+            throw error
+        }
+    }
+
+    private func verifyDPoP(_ request: HTTPRequest, token: String, requiredScopes: [String]) async throws(AccessTokenError) -> AuthorizedRequest {
+        guard let dpop else { throw AccessTokenError(.invalidRequest, reason: .bindingMismatch, "This API does not accept DPoP.") }
+        let proofs = request.headerFields[values: .dpop]
+        guard proofs.count == 1, let proof = proofs.first else {
+            throw AccessTokenError.invalidProof(.missingClaim, proofs.isEmpty ? "The request has no DPoP proof." : "The request has several DPoP proofs.")
+        }
+        let checked = try dpop.check(proof, method: request.method, path: request.path ?? "", accessToken: token)
+        let verified = try await verifyToken(token)
+        guard let bound = verified.confirmationThumbprint else {
+            throw AccessTokenError.invalidToken(.bindingMismatch, "The access token is not DPoP-bound.")
+        }
+        guard constantTimeEquals(bound, checked.thumbprint) else {
+            throw AccessTokenError.invalidToken(.confirmationMismatch, "The access token is bound to another key than the DPoP proof's.")
+        }
+        try verified.requireScopes(requiredScopes)
+        try await dpop.recordUse(checked)
+        var fields = HTTPFields()
+        if let nonce = checked.nextNonce { fields[.dpopNonce] = nonce }
+        return AuthorizedRequest(token: verified, scheme: .dpop, responseHeaderFields: fields)
+    }
+
+    /// Verifies a token by its shape: JWS to ``accessTokens``, else ``introspection``.
+    public func verifyToken(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken {
+        if let accessTokens, introspection == nil || Self.isCompactJWS(token) {
+            return try await accessTokens.verify(token)
+        }
+        if let introspection { return try await introspection.verify(token) }
+        throw AccessTokenError.invalidToken(.unsupportedFormat, "This API cannot check access tokens.")
+    }
+
+    /// Three dot-separated parts.
+    static func isCompactJWS(_ token: String) -> Bool {
+        token.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) } == 2
+    }
+
+    /// The scheme and token of the `Authorization` header, `nil` when there is none or it
+    /// uses another scheme.
+    ///
+    /// - Throws: ``AccessTokenError/Code/invalidRequest`` for several `Authorization` fields,
+    ///   a malformed credential, or a token in the URL query.
+    package static func credentials(in request: HTTPRequest) throws(AccessTokenError) -> (scheme: AccessTokenScheme, token: String)? {
+        if let path = request.path, let query = path.firstIndex(of: "?") {
+            let parameters = path[path.index(after: query)...].split(separator: "&")
+            if parameters.contains(where: { $0 == "access_token" || $0.hasPrefix("access_token=") }) {
+                throw AccessTokenError(.invalidRequest, reason: .unsupportedFormat, "Access tokens are not accepted in the URL.")
+            }
+        }
+        let values = request.headerFields[values: .authorization]
+        guard let value = values.first else { return nil }
+        guard values.count == 1 else { throw AccessTokenError(.invalidRequest, reason: .malformed, "The request has several Authorization headers.") }
+        guard value.utf8.count <= maximumAuthorizationLength else {
+            throw AccessTokenError(.invalidRequest, reason: .malformed, "The Authorization header is too long.")
+        }
+        let trimmed = value.drop(while: { $0 == " " })
+        let name = trimmed.prefix(while: { $0 != " " })
+        let scheme: AccessTokenScheme
+        switch name.lowercased() {
+        case "bearer": scheme = .bearer
+        case "dpop": scheme = .dpop
+        default: return nil
+        }
+        let token = trimmed.dropFirst(name.count).drop(while: { $0 == " " })
+        guard isToken68(token) else {
+            throw AccessTokenError(.invalidRequest, reason: .malformed, "The Authorization header's credential is malformed.")
+        }
+        return (scheme, String(token))
+    }
+
+    /// token68 (RFC 9110 §11.2): `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+    static func isToken68(_ text: Substring) -> Bool {
+        var sawPadding = false
+        var count = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "="):
+                guard count > 0 else { return false }
+                sawPadding = true
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                guard !sawPadding else { return false }
+            default:
+                return false
+            }
+            count += 1
+        }
+        return count > 0
+    }
+}
