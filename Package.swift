@@ -121,6 +121,8 @@ let package = Package(
             name: "OAuth2Postgres",
             dependencies: [
                 "OAuth2",
+                // `PostgresReplayStore`: OAuth2Web's replay records, shared by a fleet of APIs.
+                .target(name: "OAuth2Web", condition: .when(traits: ["Postgres"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
@@ -320,7 +322,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2PostgresTests",
             dependencies: [
-                "OAuth2", "OAuth2Postgres", "OAuth2Testing", "OAuth2TestSupport",
+                "OAuth2", "OAuth2Postgres", "OAuth2Testing", "OAuth2TestSupport", "OAuth2Web",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),

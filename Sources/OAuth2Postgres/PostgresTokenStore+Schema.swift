@@ -10,14 +10,15 @@ import PostgresNIO
 /// updated_at)`, where `document` was a JSON envelope `{"alg", "kid", "data"}` around the
 /// sealed token document. Version 2 moves the key id into a column of its own (`key_id`,
 /// indexed, so that rotation finds the rows of an old key) and the ciphertext into `sealed`
-/// (`bytea`), converting every row in place.
+/// (`bytea`), converting every row in place. Version 3 adds `oauth2_replay_records(key,
+/// expires_at)`, the one-time values an API has seen (``PostgresReplayStore``).
 ///
 /// Migrations run in one transaction under an advisory lock of the schema, so replicas
 /// that start together migrate once; the applied versions are rows of
 /// `oauth2_schema_migrations`.
 enum StoreSchema {
     /// The newest schema version this library knows.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     struct Migration: Sendable {
         let version: Int
@@ -54,6 +55,12 @@ enum StoreSchema {
                     ALTER COLUMN key_id SET NOT NULL, ALTER COLUMN sealed SET NOT NULL, DROP COLUMN document
                 """,
                 "CREATE INDEX oauth2_sessions_key_id ON \(schema).oauth2_sessions (key_id)",
+            ]
+        },
+        Migration(version: 3, description: "replay records") { schema in
+            [
+                "CREATE TABLE \(schema).oauth2_replay_records (key text PRIMARY KEY, expires_at timestamptz NOT NULL)",
+                "CREATE INDEX oauth2_replay_records_expires_at ON \(schema).oauth2_replay_records (expires_at)",
             ]
         },
     ]
