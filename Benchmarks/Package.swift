@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 // Benchmarks of swift-oauth2, apart from the tests (ordo-one/benchmark):
 //   cd Benchmarks && swift package benchmark
-// See scripts/benchmarks for the whole run, and README.md ("Benchmarks").
+// See scripts/benchmarks for the whole run (it starts the PostgreSQL that PostgresBenchmarks
+// need), and BENCHMARKS.md for the figures. CI only builds this package (.ci/run).
 import Foundation
 import PackageDescription
 
@@ -12,13 +13,17 @@ let package = Package(
     name: "swift-oauth2-benchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: ".."),
+        // The root package with its default trait (URLSession) and Postgres, for
+        // OAuth2Postgres (PostgresBenchmarks); naming traits replaces the defaults.
+        .package(path: "..", traits: ["URLSession", "Postgres"]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The root package's pin (its Postgres trait): PostgresBenchmarks drops its schemas.
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         // The tests' local HTTP server (a link to Tests/OAuth2TestSupport), for benchmarks
@@ -48,6 +53,22 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Benchmarks/SessionBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The PostgreSQL token store (OAuth2Postgres) on the PostgreSQL of
+        // scripts/test-servers/postgres.sh (OAUTH2_TEST_POSTGRES_URL; fails without it).
+        .executableTarget(
+            name: "PostgresBenchmarks",
+            dependencies: [
+                .product(name: "OAuth2", package: root),
+                .product(name: "OAuth2Postgres", package: root),
+                "OAuth2TestSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Benchmarks/PostgresBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(

@@ -1,0 +1,274 @@
+import Benchmark
+import Foundation
+import HTTPTypes
+import OAuth2
+import OAuth2Postgres
+import PostgresNIO
+
+// The PostgreSQL token store (OAuth2Postgres) on the local PostgreSQL of
+// scripts/test-servers/postgres.sh (TLS, verify-full), per call: a fresh token from the
+// in-process cache, a load with the cache off (one round trip), and the fleet refresh. Each
+// benchmark works in a schema of its own and drops it at its teardown; without
+// OAUTH2_TEST_POSTGRES_URL every benchmark's setup throws, and the run fails. What each
+// measures and the figures: BENCHMARKS.md ("The PostgreSQL token store").
+
+/// A fleet benchmark's replicas, their clients, and the token endpoint they share.
+struct Fleet: Sendable {
+    let replicas: Replicas
+    let clients: [OAuth2Client]
+    let endpoint: CountingTokenEndpoint
+
+    static func start(replicas count: Int) async throws -> Fleet {
+        let endpoint = try await CountingTokenEndpoint.start(delay: .milliseconds(5))
+        do {
+            let replicas = try await Replicas.start(count: count, cacheCapacity: 1024)
+            var clients: [OAuth2Client] = []
+            for _ in 0..<count { clients.append(try await endpoint.client()) }
+            return Fleet(replicas: replicas, clients: clients, endpoint: endpoint)
+        } catch {
+            await endpoint.stop()
+            throw error
+        }
+    }
+
+    func stop() async {
+        await replicas.stop()
+        await endpoint.stop()
+    }
+}
+
+/// Registers "Fleet refresh, `replicas` replicas × `callers` callers …": per iteration, a new
+/// session whose stored token expired 10 s ago is restored on every replica (not measured);
+/// then `callers` concurrent `freshAccessToken()` calls on each replica's session start at
+/// once, and the time is from their start until every caller has its token. The benchmark
+/// stops unless exactly one token request reached the endpoint and every caller got the
+/// same token.
+func fleetRefreshBenchmark(replicas: Int, callers: Int, slot: Slot<Fleet>) {
+    let callersText = callers == 1 ? "1 caller" : "\(callers) callers"
+    let replicasText = replicas == 1 ? "1 replica" : "\(replicas) replicas"
+    let iterations = Counter()
+    Benchmark(
+        "Fleet refresh, \(replicasText) × \(callersText) on one expired session, server answers after 5 ms",
+        configuration: .init(metrics: [.wallClock, .cpuTotal], maxDuration: .seconds(10), maxIterations: 200),
+        closure: { benchmark in
+            let fleet = slot.value
+            let account = "fleet-\(iterations.increment())"
+            let key = Session.key(for: fleet.clients[0], account: account)
+            try await fleet.replicas.stores[0].save(StoredSession(key: key, tokens: expiredTokens()))
+            var sessions: [Session] = []
+            for (store, client) in zip(fleet.replicas.stores, fleet.clients) {
+                guard let session = try await Session.restore(client: client, store: store, account: account) else {
+                    fatalError("the session written by replica 0 is missing on another replica")
+                }
+                sessions.append(session)
+            }
+            let before = fleet.endpoint.count
+            benchmark.startMeasurement()
+            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                for session in sessions {
+                    for _ in 0..<callers { group.addTask { try await session.freshAccessToken() } }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            benchmark.stopMeasurement()
+            let requests = fleet.endpoint.count - before
+            precondition(requests == 1, "single flight across replicas broken: \(requests) token requests")
+            precondition(tokens.count == 1, "callers got \(tokens.count) different tokens")
+        },
+        setup: { slot.put(try await Fleet.start(replicas: replicas)) },
+        teardown: { await slot.take()?.stop() }
+    )
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration.timeUnits = .microseconds
+    let inProcess = Benchmark.Configuration(
+        metrics: [.wallClock, .cpuTotal, .throughput, .mallocCountTotal], timeUnits: .nanoseconds, scalingFactor: .kilo,
+        maxDuration: .seconds(3))
+    let roundTrip = Benchmark.Configuration(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(10), maxIterations: 5_000)
+    let request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v1/items")!)
+
+    // MARK: A fresh token in hand
+
+    // A long-lived session: the token is in the session's memory whatever the store.
+    let memorySession = Slot<Session>()
+    Benchmark(
+        "Memory store: Session.authorize, fresh token",
+        configuration: inProcess,
+        closure: { benchmark in
+            let session = memorySession.value
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { blackHole(try await session.authorize(request)) }
+            benchmark.stopMeasurement()
+        },
+        setup: { memorySession.put(try await Session(client: try await offlineClient(), tokens: freshTokens(), store: MemoryTokenStore())) },
+        teardown: { _ = memorySession.take() }
+    )
+
+    let postgresSession = Slot<(Replicas, Session)>()
+    Benchmark(
+        "Postgres store, cache on: Session.authorize, fresh token",
+        configuration: inProcess,
+        closure: { benchmark in
+            let session = postgresSession.value.1
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { blackHole(try await session.authorize(request)) }
+            benchmark.stopMeasurement()
+        },
+        setup: {
+            let replicas = try await Replicas.start(count: 1, cacheCapacity: 1024)
+            do {
+                let session = try await Session(client: try await offlineClient(), tokens: freshTokens(), store: replicas.stores[0])
+                postgresSession.put((replicas, session))
+            } catch {
+                await replicas.stop()
+                throw error
+            }
+        },
+        teardown: { await postgresSession.take()?.0.stop() }
+    )
+
+    // A session made per request (`Session.restore`), as a replica that keeps no session
+    // object between requests does: one `load` of the store, then the token.
+    let memoryStore = Slot<(MemoryTokenStore, OAuth2Client)>()
+    Benchmark(
+        "Memory store: Session.restore + freshAccessToken",
+        configuration: inProcess,
+        closure: { benchmark in
+            let (store, client) = memoryStore.value
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try await Session.restore(client: client, store: store)!.freshAccessToken())
+            }
+            benchmark.stopMeasurement()
+        },
+        setup: {
+            let client = try await offlineClient()
+            let store = MemoryTokenStore()
+            await store.save(StoredSession(key: Session.key(for: client), tokens: freshTokens()))
+            memoryStore.put((store, client))
+        },
+        teardown: { _ = memoryStore.take() }
+    )
+
+    /// One replica with a cache (1024 sessions, the default) or without, a client, and a
+    /// stored session of that client with a fresh token.
+    let store = Slot<(Replicas, OAuth2Client)>()
+    @Sendable func setUpStore(cacheCapacity: Int) async throws {
+        let replicas = try await Replicas.start(count: 1, cacheCapacity: cacheCapacity)
+        do {
+            let client = try await offlineClient()
+            try await replicas.stores[0].save(StoredSession(key: Session.key(for: client), tokens: freshTokens()))
+            // The first load fills the cache.
+            _ = try await replicas.stores[0].load(Session.key(for: client))
+            store.put((replicas, client))
+        } catch {
+            await replicas.stop()
+            throw error
+        }
+    }
+    @Sendable func tearDownStore() async { await store.take()?.0.stop() }
+
+    Benchmark(
+        "Postgres store, cache on: Session.restore + freshAccessToken (load from the cache)",
+        configuration: inProcess,
+        closure: { benchmark in
+            let (replicas, client) = store.value
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try await Session.restore(client: client, store: replicas.stores[0])!.freshAccessToken())
+            }
+            benchmark.stopMeasurement()
+        },
+        setup: { try await setUpStore(cacheCapacity: 1024) },
+        teardown: { await tearDownStore() }
+    )
+
+    Benchmark(
+        "Postgres store, cache on: load (from the cache)",
+        configuration: inProcess,
+        closure: { benchmark in
+            let (replicas, client) = store.value
+            let key = Session.key(for: client)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { blackHole(try await replicas.stores[0].load(key)) }
+            benchmark.stopMeasurement()
+        },
+        setup: { try await setUpStore(cacheCapacity: 1024) },
+        teardown: { await tearDownStore() }
+    )
+
+    // MARK: The cache off: one round trip per load
+
+    Benchmark(
+        "Postgres store, cache off: load (one round trip)",
+        configuration: roundTrip,
+        closure: { benchmark in
+            let (replicas, client) = store.value
+            let key = Session.key(for: client)
+            benchmark.startMeasurement()
+            blackHole(try await replicas.stores[0].load(key))
+            benchmark.stopMeasurement()
+        },
+        setup: { try await setUpStore(cacheCapacity: 0) },
+        teardown: { await tearDownStore() }
+    )
+
+    Benchmark(
+        "Postgres store, cache off: Session.restore + freshAccessToken (one round trip)",
+        configuration: roundTrip,
+        closure: { benchmark in
+            let (replicas, client) = store.value
+            benchmark.startMeasurement()
+            blackHole(try await Session.restore(client: client, store: replicas.stores[0])!.freshAccessToken())
+            benchmark.stopMeasurement()
+        },
+        setup: { try await setUpStore(cacheCapacity: 0) },
+        teardown: { await tearDownStore() }
+    )
+
+    // The store's read without the store: the same SELECT through the same pool
+    // (PostgresClient.query), rows read and dropped; what PostgresNIO itself costs.
+    Benchmark(
+        "PostgresNIO alone: the store's SELECT by primary key (PostgresClient.query)",
+        configuration: roundTrip,
+        closure: { benchmark in
+            let (replicas, client) = store.value
+            let key = Session.key(for: client)
+            let query: PostgresQuery = """
+                SELECT version, key_id, sealed FROM \(unescaped: replicas.schema).oauth2_sessions
+                WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
+                """
+            benchmark.startMeasurement()
+            var found = 0
+            for try await _ in try await replicas.stores[0].client.query(query, logger: BenchmarkPostgres.logger) { found += 1 }
+            benchmark.stopMeasurement()
+            precondition(found == 1, "the row is missing")
+        },
+        setup: { try await setUpStore(cacheCapacity: 0) },
+        teardown: { await tearDownStore() }
+    )
+
+    // MARK: Refresh
+
+    let endpoint = Slot<(CountingTokenEndpoint, OAuth2Client)>()
+    Benchmark(
+        "Token round trip, server answers after 5 ms",
+        configuration: .init(metrics: [.wallClock, .cpuTotal], maxDuration: .seconds(5), maxIterations: 200),
+        closure: { benchmark in
+            let client = endpoint.value.1
+            benchmark.startMeasurement()
+            blackHole(try await client.requestToken(.refreshToken("rt-0")))
+            benchmark.stopMeasurement()
+        },
+        setup: {
+            let server = try await CountingTokenEndpoint.start(delay: .milliseconds(5))
+            endpoint.put((server, try await server.client()))
+        },
+        teardown: { await endpoint.take()?.0.stop() }
+    )
+
+    fleetRefreshBenchmark(replicas: 1, callers: 1, slot: Slot())
+    fleetRefreshBenchmark(replicas: 4, callers: 1, slot: Slot())
+    fleetRefreshBenchmark(replicas: 4, callers: 100, slot: Slot())
+}
