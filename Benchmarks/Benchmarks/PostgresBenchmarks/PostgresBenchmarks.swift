@@ -9,8 +9,8 @@ import PostgresNIO
 // scripts/test-servers/postgres.sh (TLS, verify-full), per call: a fresh token from the
 // in-process cache, a load with the cache off (one round trip), and the fleet refresh. Each
 // benchmark works in a schema of its own and drops it at its teardown; without
-// OAUTH2_TEST_POSTGRES_URL every benchmark's setup throws, and the run fails. What each
-// measures and the figures: BENCHMARKS.md ("The PostgreSQL token store").
+// OAUTH2_TEST_POSTGRES_URL the run fails (nothing is skipped). What each measures, and the
+// figures: BENCHMARKS.md ("The PostgreSQL token store").
 
 /// A fleet benchmark's replicas, their clients, and the token endpoint they share.
 struct Fleet: Sendable {
