@@ -39,8 +39,8 @@ extension PostgresTokenStore {
             transaction.reads.withLock { $0[key] = (row?.version, row?.additionalFields ?? [:]) }
             return row.map { ($0.session, $0.version) }
         }
-        try await migrate()
-        let lockID = lockID(key)
+        // A hit first: nothing else (the schema was migrated before anything was cached;
+        // the key's lock id is hashed only for an entry to insert).
         let (cached, generation) = state.withLock { state in
             let entry = state.cache.lookup(key)
             if entry != nil { state.statistics.cacheHits += 1 } else { state.statistics.cacheMisses += 1 }
@@ -52,6 +52,8 @@ extension PostgresTokenStore {
             return nil
         }
         metrics.cacheMiss()
+        try await migrate()
+        let lockID = lockID(key)
         let row = try await withPooledConnection("reading the row of \(key)") { connection in
             try await self.read(key, on: connection)
         }
