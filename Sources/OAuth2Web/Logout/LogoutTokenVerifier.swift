@@ -65,8 +65,8 @@ public struct LogoutTokenVerifier: Sendable {
     package var now: @Sendable () -> Date = { Date() }
     /// The clock deadlines are measured on (tests inject one).
     package var clock: PipelineClock = .continuous
-    /// When the JWK set was last refreshed in the background.
-    private let backgroundRefresh = Locked<Date?>(nil)
+    /// Checks signatures with the issuer's keys (and keeps the background refreshes' times).
+    private let signatureCheck: IssuerSignatureCheck
 
     /// Creates a verifier.
     ///
@@ -100,6 +100,7 @@ public struct LogoutTokenVerifier: Sendable {
         self.requiresExpiration = requiresExpiration
         self.keyFetchDeadline = keyFetchDeadline
         self.logger = logger
+        signatureCheck = IssuerSignatureCheck(keyFetchDeadline: keyFetchDeadline, logger: logger)
     }
 
     /// Verifies a logout token (the `logout_token` parameter of the back-channel request) and
@@ -144,73 +145,17 @@ public struct LogoutTokenVerifier: Sendable {
     // MARK: - Keys
 
     private func verifySignature(_ jws: JWS) async throws(LogoutTokenError) {
-        switch keys.storage {
-        case .fixed(let keys):
-            if let failure = Self.signatureFailure(jws, keys: keys) { throw failure }
-        case .cache(let cache):
-            let now = now()
-            let keys: JSONWebKeySet
-            if let fresh = cache.cachedKeys(now: now) {
-                keys = fresh
-            } else if let stale = cache.lastKnownKeys() {
-                // Expired: keep verifying with it, and fetch a new one without making this
-                // request wait (an outage of the JWKS endpoint must not stop known keys).
-                keys = stale
-                refreshInBackground(cache, now: now)
-            } else {
-                do {
-                    keys = try await withDeadline(keyFetchDeadline, clock: clock) { try await cache.keys(now: now) }
-                } catch {
-                    logger.debug("JWK set unavailable", metadata: ["issuer": "\(issuer)", "error": "\(AccessTokenVerifier.describe(error))"])
-                    throw LogoutTokenError(.temporarilyUnavailable, reason: .unavailable, "The issuer's keys cannot be fetched now.")
-                }
-            }
-            var failure = Self.signatureFailure(jws, keys: keys)
-            if failure?.reason == .init(.keyNotFound) {
-                // A key the set lacks: the issuer may have rotated its keys. One refetch,
-                // rate-limited by the cache, and bounded in time.
-                do {
-                    if let refreshed = try await withDeadline(keyFetchDeadline, clock: clock, { try await cache.refreshed(now: now) }) {
-                        failure = Self.signatureFailure(jws, keys: refreshed)
-                    }
-                } catch {
-                    logger.debug("JWK set refetch failed", metadata: ["issuer": "\(issuer)", "error": "\(AccessTokenVerifier.describe(error))"])
-                }
-            }
-            if let failure { throw failure }
+        switch await signatureCheck.failure(jws, keys: keys, issuer: issuer, now: now(), clock: clock) {
+        case nil:
+            return
+        case .keyNotFound(let hasKeyID)?:
+            throw .invalid(
+                .init(.keyNotFound), hasKeyID ? "The issuer has no key with the logout token's kid." : "No key of the issuer fits the logout token's algorithm.")
+        case .signatureInvalid?:
+            throw .invalid(.init(.signatureInvalid), "The logout token's signature does not verify.")
+        case .unavailable?:
+            throw LogoutTokenError(.temporarilyUnavailable, reason: .unavailable, "The issuer's keys cannot be fetched now.")
         }
-    }
-
-    /// Starts a fetch of an expired set, at most once per the cache's
-    /// `JWKSCache.Policy.minimumRefetchInterval`.
-    private func refreshInBackground(_ cache: JWKSCache, now: Date) {
-        let due = backgroundRefresh.withLock { last -> Bool in
-            if let last, now.timeIntervalSince(last) < cache.policy.minimumRefetchInterval, last <= now { return false }
-            last = now
-            return true
-        }
-        guard due else { return }
-        let logger = logger
-        let issuer = issuer
-        Task {
-            do { _ = try await cache.keys(now: now) } catch {
-                logger.debug("Background JWK set refresh failed", metadata: ["issuer": "\(issuer)", "error": "\(AccessTokenVerifier.describe(error))"])
-            }
-        }
-    }
-
-    /// Why the signature does not verify with `keys`, or `nil` when it does.
-    static func signatureFailure(_ jws: JWS, keys: JSONWebKeySet) -> LogoutTokenError? {
-        var sawCandidate = false
-        for key in keys.keys where JSONWebKeySet.isCandidate(key, for: jws.algorithm, keyID: jws.keyID) {
-            sawCandidate = true
-            if jws.isSigned(by: key) { return nil }
-        }
-        guard sawCandidate else {
-            return .invalid(
-                .init(.keyNotFound), jws.keyID == nil ? "No key of the issuer fits the logout token's algorithm." : "The issuer has no key with the logout token's kid.")
-        }
-        return .invalid(.init(.signatureInvalid), "The logout token's signature does not verify.")
     }
 
     // MARK: - Claims
