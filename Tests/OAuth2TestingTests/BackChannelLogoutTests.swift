@@ -100,6 +100,44 @@ struct BackChannelLogoutTests {
         }
     }
 
+    @Test("A relying party that does not answer does not stop the logout, and the delivery says so")
+    func unreachableRelyingParty() async throws {
+        try await TestProvider.withProvider(configuration: .demo) { provider in
+            // A loopback port nobody listens on any more.
+            let gone = try await LocalHTTPServer { _ in .hang }
+            let uri = gone.baseURL.appendingPathComponent("backchannel-logout")
+            await gone.shutdown()
+            var registered = try #require(TestProvider.Configuration.demo.clients.first { $0.id == TestProvider.Demo.publicClientID })
+            registered.backChannelLogoutURI = uri
+            provider.register(registered)
+
+            let client = try await Fixture.publicClient(provider)
+            let tokens = try await Fixture.signIn(client, provider)
+            let sessionID = try #require(tokens.idTokenClaims?.sessionID)
+            try await provider.openInBrowser(try client.endSessionRequest(EndSessionOptions(idTokenHint: tokens.idToken)).url)
+            #expect(!provider.isSessionActive(sessionID))
+            let delivery = try #require(provider.backChannelLogoutDeliveries.first)
+            #expect(delivery.statusCode == nil)
+            #expect(!delivery.succeeded)
+            #expect(delivery.sessionID == sessionID)
+
+            let error = await Fixture.providerError {
+                _ = try await provider.sendBackChannelLogout(clientID: TestProvider.Demo.publicClientID, subject: "user-7")
+            }
+            #expect(error?.code == .browser)
+        }
+    }
+
+    @Test("A back-channel logout URI that is not an absolute http URI without a fragment is refused")
+    func invalidURI() async throws {
+        for uri in ["https://app.example.com/logout", "http://127.0.0.1/logout#x", "/logout"] {
+            var configuration = TestProvider.Configuration.demo
+            configuration.clients[0].backChannelLogoutURI = URL(string: uri)!
+            let error = await Fixture.providerError { _ = try await TestProvider.start(configuration: configuration) }
+            #expect(error?.code == .invalidConfiguration)
+        }
+    }
+
     @Test("The provider's metadata says it supports back-channel logout with sid")
     func metadata() async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
