@@ -11,9 +11,9 @@ import OAuth2JOSE
 /// keys); a token naming a `kid` the set lacks makes one refetch, rate-limited by the cache
 /// and bounded by ``keyFetchDeadline``; without any set yet, the request waits for one at most
 /// that long.
-struct IssuerSignatureCheck: Sendable {
+package struct IssuerSignatureCheck: Sendable {
     /// Why a signature was not accepted.
-    enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// No key of the set fits the algorithm (and the `kid`, when there is one).
         case keyNotFound(hasKeyID: Bool)
         /// A fitting key exists, and the signature does not verify with it.
@@ -73,7 +73,7 @@ struct IssuerSignatureCheck: Sendable {
 
     /// Why the signature does not verify with `keys`, or `nil` when it does: the `kid`'s key,
     /// or each key that fits the algorithm when there is no `kid`.
-    static func failure(_ jws: JWS, keys: JSONWebKeySet) -> Failure? {
+    package static func failure(_ jws: JWS, keys: JSONWebKeySet) -> Failure? {
         var sawCandidate = false
         for key in keys.keys where JSONWebKeySet.isCandidate(key, for: jws.algorithm, keyID: jws.keyID) {
             sawCandidate = true

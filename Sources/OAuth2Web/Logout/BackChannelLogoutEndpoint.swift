@@ -100,7 +100,7 @@ public struct BackChannelLogoutEndpoint: Sendable {
     ///
     /// - Throws: ``LogoutTokenError`` with ``LogoutTokenError/Reason/methodNotAllowed``,
     ///   ``LogoutTokenError/Reason/malformedRequest`` or ``LogoutTokenError/Reason/missingToken``.
-    static func logoutToken(method: HTTPRequest.Method, contentType: String?, body: some Sequence<UInt8>) throws(LogoutTokenError) -> String {
+    package static func logoutToken(method: HTTPRequest.Method, contentType: String?, body: some Sequence<UInt8>) throws(LogoutTokenError) -> String {
         guard method == .post else { throw .invalid(.methodNotAllowed, "Back-channel logout requests are POST requests.") }
         let mediaType = contentType?.split(separator: ";", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/x-www-form-urlencoded" else {

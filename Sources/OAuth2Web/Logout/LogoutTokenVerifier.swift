@@ -161,7 +161,7 @@ public struct LogoutTokenVerifier: Sendable {
     // MARK: - Claims
 
     /// The claim checks of §2.6 steps 4 to 7 (after the signature).
-    func check(_ claims: [String: JSONValue], now: Date) throws(LogoutTokenError) -> VerifiedLogoutToken {
+    package func check(_ claims: [String: JSONValue], now: Date) throws(LogoutTokenError) -> VerifiedLogoutToken {
         guard let iss = claims["iss"]?.stringValue, iss == issuer else {
             throw .invalid(.init(.issuerMismatch), "The logout token's iss is not the issuer.")
         }
