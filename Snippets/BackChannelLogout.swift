@@ -20,7 +20,7 @@ struct Sessions {
 let sessions = Sessions()
 
 // snippet.show
-// snippet.endpoint
+// snippet.handler
 let endpoint = BackChannelLogoutEndpoint(verifier: LogoutTokenVerifier(
     issuer: "https://id.example.com",
     clientID: "my-web-app",
