@@ -45,7 +45,7 @@ extension ProviderCore {
 
     /// Sends a logout token to every client that signed in through the session and registered
     /// a back-channel logout URI (§2.7), all at once, and waits for their answers (at most
-    /// `timeout` each). A client that does not answer is recorded without a status.
+    /// 5 seconds each). A client that does not answer is recorded without a status.
     func notifyBackChannelLogout(sessionID: String, clients: [String: String?], now: Date) async {
         let targets = state.withLock { state in
             clients.compactMap { clientID, subject -> (String, URL, String?)? in
