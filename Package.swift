@@ -289,7 +289,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The web core's rules (resource server: access tokens, introspection cache, DPoP
-        // proofs), with real keys and the library's transport seam: no socket.
+        // proofs; back-channel logout tokens), with real keys and the library's transport
+        // seam: no socket.
         .testTarget(
             name: "OAuth2WebTests",
             dependencies: [
@@ -300,10 +301,11 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The test provider's own tests, driven by the library's client.
+        // The test provider's own tests, driven by the library's client (and, for
+        // back-channel logout, by OAuth2Web's endpoint on a loopback listener).
         .testTarget(
             name: "OAuth2TestingTests",
-            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport"],
+            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport", "OAuth2Web"],
             swiftSettings: strictSettings
         ),
         // The `oauth2` tool's own logic (option parsing, profiles, how a profile configures

@@ -1,6 +1,7 @@
-// libFuzzer harness for what an API receives from outside: the Authorization header, a JWT
-// access token (signature and RFC 9068 claims) and a DPoP proof. The first byte picks which;
-// the rest is the input. Built without --sanitize=fuzzer this program does nothing.
+// libFuzzer harness for what a web service receives from outside: the Authorization header, a
+// JWT access token (signature and RFC 9068 claims), a DPoP proof, and a back-channel logout
+// request's body (its form, then the logout token's signature and claims). The first byte
+// picks which; the rest is the input. Built without --sanitize=fuzzer this program does nothing.
 import Foundation
 import HTTPTypes
 import OAuth2
@@ -17,6 +18,7 @@ private enum Fixture {
         verifier.now = { now }
         return verifier
     }()
+    static let logout = LogoutTokenVerifier(issuer: "https://op.example", clientID: "app", keys: .fixed(keys))
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -24,10 +26,24 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: start, count: count)
     guard let selector = bytes.first else { return 0 }
     let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+    if selector % 4 == 3 {
+        // Every failure is a LogoutTokenError.
+        do throws(LogoutTokenError) {
+            let token = try BackChannelLogoutEndpoint.logoutToken(method: .post, contentType: "application/x-www-form-urlencoded", body: bytes.dropFirst())
+            guard let jws = try? JWS(compact: token) else { return 0 }
+            if IssuerSignatureCheck.failure(jws, keys: Fixture.keys) == nil {
+                fatalError("a logout token not signed by the fixture's key verified")
+            }
+            if let claims = try? jws.claims() { _ = try Fixture.logout.check(claims, now: Fixture.now) }
+        } catch {
+            precondition(!error.message.isEmpty, "an error without a message")
+        }
+        return 0
+    }
     // Every failure is an AccessTokenError (typed throws): the harness looks for crashes,
     // hangs and leaks, and for an accepted input where none can be.
     do throws(AccessTokenError) {
-        switch selector % 3 {
+        switch selector % 4 {
         case 0:
             let request = HTTPRequest(method: .get, scheme: "https", authority: "api.example", path: "/r?\(text.prefix(64))", headerFields: [.authorization: text])
             if let credentials = try ResourceServer.credentials(in: request) {
@@ -39,7 +55,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
                 fatalError("a token not signed by the fixture's key verified")
             }
             if let claims = try? jws.claims() { _ = try AccessTokenVerifier.check(claims, issuer: Fixture.issuer, now: Fixture.now) }
-        default:
+        default:  // 2
             _ = try Fixture.dpop.check(text, method: .get, path: "/r", accessToken: "t")
             fatalError("a proof without the server's nonce was accepted")
         }

@@ -75,6 +75,16 @@ extension TestProvider {
 
     /// One HTTP/1.1 GET, redirects not followed.
     static func get(_ url: URL, group: any EventLoopGroup, timeout: Duration) async throws -> Answer {
+        try await send(.GET, url, headers: ["User-Agent": "swift-oauth2-test-browser", "Accept": "text/html, */*"], body: [], group: group, timeout: timeout)
+    }
+
+    /// One HTTP/1.1 request to an `http` URL, redirects not followed.
+    ///
+    /// - Throws: ``TestProviderError`` `.browser` when the URL is not `http`, or the
+    ///   connection fails or times out.
+    static func send(
+        _ method: HTTPMethod, _ url: URL, headers extraHeaders: HTTPHeaders, body: [UInt8], group: any EventLoopGroup, timeout: Duration
+    ) async throws -> Answer {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.scheme?.lowercased() == "http",
             let rawHost = components.host, !rawHost.isEmpty
         else { throw TestProviderError(.browser, "The browser stand-in loads only http URLs.") }
@@ -83,12 +93,13 @@ extension TestProvider {
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { target += "?" + query }
         let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (components.port.map { ":\($0)" } ?? "")
-        let request = HTTPRequestHead(
-            version: .http1_1, method: .GET, uri: target,
-            headers: ["Host": hostHeader, "Connection": "close", "User-Agent": "swift-oauth2-test-browser", "Accept": "text/html, */*"])
+        var headers: HTTPHeaders = ["Host": hostHeader, "Connection": "close"]
+        headers.add(contentsOf: extraHeaders)
+        if method == .POST { headers.add(name: "Content-Length", value: String(body.count)) }
+        let request = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
         do {
             return try await withThrowingTaskGroup(of: Answer?.self) { tasks in
-                tasks.addTask { try await exchange(request, host: host, port: port, group: group) }
+                tasks.addTask { try await exchange(request, body: body, host: host, port: port, group: group) }
                 tasks.addTask {
                     try await Task.sleep(for: timeout)
                     return nil
@@ -107,7 +118,7 @@ extension TestProvider {
     }
 
     private static func exchange(
-        _ request: HTTPRequestHead, host: String, port: Int, group: any EventLoopGroup
+        _ request: HTTPRequestHead, body requestBody: [UInt8], host: String, port: Int, group: any EventLoopGroup
     ) async throws -> Answer {
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(.seconds(10))
@@ -119,6 +130,7 @@ extension TestProvider {
             }
         return try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(.head(request))
+            if !requestBody.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: requestBody)))) }
             try await outbound.write(.end(nil))
             var head: HTTPResponseHead?
             var body: [UInt8] = []

@@ -51,6 +51,12 @@ extension TestProvider {
         /// is refused with `invalid_scope`. A `client_credentials` request without `scope`
         /// gets these.
         public var allowedScopes: Set<String>?
+        /// The client's `backchannel_logout_uri` (OpenID Connect Back-Channel Logout 1.0
+        /// §2.2), or `nil`. When a session the client signed in through ends at the
+        /// end-session endpoint, the provider POSTs a logout token there (with `sub` and
+        /// `sid`); ``TestProvider/sendBackChannelLogout(clientID:subject:sessionID:timeout:)``
+        /// sends one on demand. Only `http` URIs can be reached.
+        public var backChannelLogoutURI: URL?
 
         /// `true` when the client has no secret.
         public var isPublic: Bool { secret == nil }
@@ -62,7 +68,8 @@ extension TestProvider {
             redirectURIs: [URL] = [],
             postLogoutRedirectURIs: [URL] = [],
             grantTypes: Set<GrantType> = [.authorizationCode, .refreshToken],
-            allowedScopes: Set<String>? = nil
+            allowedScopes: Set<String>? = nil,
+            backChannelLogoutURI: URL? = nil
         ) {
             self.id = id
             self.secret = secret
@@ -70,6 +77,7 @@ extension TestProvider {
             self.postLogoutRedirectURIs = postLogoutRedirectURIs
             self.grantTypes = grantTypes
             self.allowedScopes = allowedScopes
+            self.backChannelLogoutURI = backChannelLogoutURI
         }
 
         /// The id and kind; never the secret.
@@ -216,6 +224,9 @@ extension TestProvider {
                     guard uri.scheme != nil, uri.fragment == nil else {
                         throw fail("The client \(client.id) registers a redirect URI that is not absolute or has a fragment.")
                     }
+                }
+                if let uri = client.backChannelLogoutURI, uri.scheme?.lowercased() != "http" || uri.host == nil || uri.fragment != nil {
+                    throw fail("The client \(client.id) registers a backchannel_logout_uri that is not an absolute http URI without a fragment.")
                 }
             }
             var names = Set<String>()

@@ -4,8 +4,8 @@ import OAuth2JOSE
 /// An OpenID provider on 127.0.0.1 for your own tests and demos: discovery, a JWK set with
 /// key rotation, an authorization endpoint that signs a configured user in without a page
 /// (PKCE S256 required, `iss` in the response), a token endpoint with every grant of the core
-/// plus refresh and device, UserInfo, introspection, revocation and RP-initiated logout.
-/// Failures, delays and token lifetimes are scriptable, and every request is counted.
+/// plus refresh and device, UserInfo, introspection, revocation, RP-initiated logout and
+/// back-channel logout (logout tokens POSTed to clients that registered a URI). Failures, delays and token lifetimes are scriptable, and every request is counted.
 ///
 /// ```swift
 /// let provider = try await TestProvider.start(configuration: .demo)
@@ -67,7 +67,7 @@ public final class TestProvider: Sendable {
             await server.shutdown()
             throw TestProviderError(.invalidConfiguration, "The issuer \(issuerText) is not a URL.")
         }
-        let core = ProviderCore(issuer: issuerText, configuration: configuration, keys: [firstKey])
+        let core = ProviderCore(issuer: issuerText, configuration: configuration, keys: [firstKey], group: server.group)
         box.withLock { $0 = core }
         return TestProvider(issuer: issuer, port: server.port, core: core, server: server)
     }

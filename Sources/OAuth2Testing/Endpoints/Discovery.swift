@@ -21,6 +21,10 @@ extension ProviderCore {
             "introspection_endpoint": .string(url(.introspection)),
             "device_authorization_endpoint": .string(url(.deviceAuthorization)),
             "end_session_endpoint": .string(url(.endSession)),
+            // OpenID Connect Back-Channel Logout 1.0 §2.1: logout tokens carry `sid` when the
+            // session is known.
+            "backchannel_logout_supported": true,
+            "backchannel_logout_session_supported": true,
             "scopes_supported": strings(scopes),
             "response_types_supported": strings(["code"]),
             "response_modes_supported": strings(["query"]),

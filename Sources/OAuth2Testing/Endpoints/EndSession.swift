@@ -8,9 +8,12 @@ extension ProviderCore {
     /// `id_token_hint` must be an ID token this provider signed (expired ones are fine);
     /// `post_logout_redirect_uri` must be registered for the client that `client_id` or the
     /// hint's `aud` names, and then the browser goes back there with `state`. The session
-    /// the hint's `sid` names ends, and the tokens issued in it are revoked. Without a
-    /// post-logout redirect, a "signed out" page.
-    func endSession(_ request: HTTPServerRequest, now: Date) -> HTTPServerReply {
+    /// the hint's `sid` names ends, and the tokens issued in it are revoked; every client that
+    /// signed in through it and registered a back-channel logout URI gets a logout token
+    /// (OpenID Connect Back-Channel Logout 1.0 §2.7), and the provider waits for their
+    /// answers (5 s at most each) before answering the browser. Without a post-logout
+    /// redirect, a "signed out" page.
+    func endSession(_ request: HTTPServerRequest, now: Date) async -> HTTPServerReply {
         guard request.method == .GET || request.method == .POST else { return .methodNotAllowed("GET, POST") }
         guard case .success(let parameters) = Parameters.read(request, body: request.method == .POST) else {
             return .html(.badRequest, title: "Invalid logout request", "The parameters are not valid form encoding.")
@@ -41,10 +44,19 @@ extension ProviderCore {
             target = redirect
         }
         if let sessionID = hintClaims?["sid"]?.stringValue {
-            state.withLock { state in
+            // The clients that signed in through the session, with the user's subject.
+            let clients = state.withLock { state -> [String: String?] in
+                var clients: [String: String?] = [:]
+                if let username = state.sessions[sessionID] {
+                    let subject = state.user(named: username)?.subject
+                    for code in state.codes.values where code.sessionID == sessionID { clients.updateValue(subject, forKey: code.clientID) }
+                }
+                for grant in state.grants.values where grant.sessionID == sessionID { clients.updateValue(grant.subject, forKey: grant.clientID) }
                 state.sessions[sessionID] = nil
                 for grant in state.grants.values where grant.sessionID == sessionID { state.revokeGrant(grant.id) }
+                return clients
             }
+            await notifyBackChannelLogout(sessionID: sessionID, clients: clients, now: now)
         }
         guard let target else { return .html(.ok, title: "Signed out", "You are signed out.") }
         var pairs: [(String, String)] = []

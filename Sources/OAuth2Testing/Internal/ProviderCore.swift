@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOHTTP1
 import OAuth2JOSE
 
@@ -12,9 +13,12 @@ final class ProviderCore: Sendable {
     let sendsIssuerParameter: Bool
     let rotatesRefreshTokens: Bool
     let state: Locked<ProviderState>
+    /// The server's event loops, for the provider's own requests (back-channel logout).
+    let group: any EventLoopGroup
 
-    init(issuer: String, configuration: TestProvider.Configuration, keys: [JWSSigningKey]) {
+    init(issuer: String, configuration: TestProvider.Configuration, keys: [JWSSigningKey], group: any EventLoopGroup) {
         self.issuer = issuer
+        self.group = group
         issuerPath = configuration.issuerPath
         sendsIssuerParameter = configuration.sendsIssuerParameter
         rotatesRefreshTokens = configuration.rotatesRefreshTokens
@@ -88,7 +92,7 @@ final class ProviderCore: Sendable {
         case .revocation:
             return revoke(request, now: now)
         case .endSession:
-            return endSession(request, now: now)
+            return await endSession(request, now: now)
         }
     }
 

@@ -84,6 +84,8 @@ struct ProviderState: Sendable {
     var userCodes: [String: String] = [:]
     /// Active browser sessions: id → username.
     var sessions: [String: String] = [:]
+    /// The logout tokens sent to clients' back-channel logout URIs, oldest first.
+    var backChannelLogoutDeliveries: [TestProvider.BackChannelLogoutDelivery] = []
 
     var failures: [TestProvider.Endpoint: [TestProvider.Failure]] = [:]
     var counts: [TestProvider.Endpoint: Int] = [:]

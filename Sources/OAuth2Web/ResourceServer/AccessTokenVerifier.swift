@@ -36,8 +36,8 @@ public struct AccessTokenVerifier: Sendable {
     package var now: @Sendable () -> Date = { Date() }
     /// The clock deadlines are measured on (tests inject one).
     package var clock: PipelineClock = .continuous
-    /// When each issuer's JWK set was last refreshed in the background.
-    private let backgroundRefreshes = Locked<[String: Date]>([:])
+    /// Checks signatures with the issuers' keys (and keeps the background refreshes' times).
+    private let signatureCheck: IssuerSignatureCheck
 
     /// Creates a verifier.
     ///
@@ -50,6 +50,7 @@ public struct AccessTokenVerifier: Sendable {
         self.issuers = issuers
         self.keyFetchDeadline = keyFetchDeadline
         self.logger = logger
+        signatureCheck = IssuerSignatureCheck(keyFetchDeadline: keyFetchDeadline, logger: logger)
         byIssuer = Dictionary(issuers.map { ($0.issuer, $0) }, uniquingKeysWith: { _, last in last })
     }
 
@@ -94,76 +95,24 @@ public struct AccessTokenVerifier: Sendable {
     // MARK: - Keys
 
     private func verifySignature(_ jws: JWS, issuer: TrustedIssuer) async throws(AccessTokenError) {
-        switch issuer.keys.storage {
-        case .fixed(let keys):
-            if let failure = Self.signatureFailure(jws, keys: keys) { throw failure }
-        case .cache(let cache):
-            let now = now()
-            let keys: JSONWebKeySet
-            if let fresh = cache.cachedKeys(now: now) {
-                keys = fresh
-            } else if let stale = cache.lastKnownKeys() {
-                // Expired: keep verifying with it, and fetch a new one without making this
-                // request wait (an outage of the JWKS endpoint must not stop known keys).
-                keys = stale
-                refreshInBackground(cache, issuer: issuer.issuer, now: now)
-            } else {
-                do {
-                    keys = try await withDeadline(keyFetchDeadline, clock: clock) { try await cache.keys(now: now) }
-                } catch {
-                    logger.debug("JWK set unavailable", metadata: ["issuer": "\(issuer.issuer)", "error": "\(Self.describe(error))"])
-                    throw AccessTokenError(.temporarilyUnavailable, reason: .unavailable, "The issuer's keys cannot be fetched now.")
-                }
-            }
-            var failure = Self.signatureFailure(jws, keys: keys)
-            if failure?.reason == .init(.keyNotFound) {
-                // A key the set lacks: the issuer may have rotated its keys. One refetch,
-                // rate-limited by the cache, and bounded in time.
-                do {
-                    if let refreshed = try await withDeadline(keyFetchDeadline, clock: clock, { try await cache.refreshed(now: now) }) {
-                        failure = Self.signatureFailure(jws, keys: refreshed)
-                    }
-                } catch {
-                    logger.debug("JWK set refetch failed", metadata: ["issuer": "\(issuer.issuer)", "error": "\(Self.describe(error))"])
-                }
-            }
-            if let failure { throw failure }
-        }
-    }
-
-    /// Starts a fetch of an expired set, at most once per the cache's
-    /// `JWKSCache.Policy.minimumRefetchInterval` (an endpoint that fails at once must not
-    /// be asked again on every request).
-    private func refreshInBackground(_ cache: JWKSCache, issuer: String, now: Date) {
-        let due = backgroundRefreshes.withLock { last -> Bool in
-            if let previous = last[issuer], now.timeIntervalSince(previous) < cache.policy.minimumRefetchInterval, previous <= now { return false }
-            last[issuer] = now
-            return true
-        }
-        guard due else { return }
-        let logger = logger
-        Task {
-            do { _ = try await cache.keys(now: now) } catch {
-                logger.debug("Background JWK set refresh failed", metadata: ["issuer": "\(issuer)", "error": "\(Self.describe(error))"])
-            }
-        }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        error is DeadlineExceeded ? "deadline exceeded" : "\(error)"
+        let failure = await signatureCheck.failure(jws, keys: issuer.keys, issuer: issuer.issuer, now: now(), clock: clock)
+        if let failure { throw Self.error(failure) }
     }
 
     /// Why the signature does not verify with `keys`, or `nil` when it does.
     package static func signatureFailure(_ jws: JWS, keys: JSONWebKeySet) -> AccessTokenError? {
-        var sawCandidate = false
-        for key in keys.keys where JSONWebKeySet.isCandidate(key, for: jws.algorithm, keyID: jws.keyID) {
-            sawCandidate = true
-            if jws.isSigned(by: key) { return nil }
+        IssuerSignatureCheck.failure(jws, keys: keys).map(error)
+    }
+
+    private static func error(_ failure: IssuerSignatureCheck.Failure) -> AccessTokenError {
+        switch failure {
+        case .keyNotFound(let hasKeyID):
+            return .invalidToken(.init(.keyNotFound), hasKeyID ? "The issuer has no key with the token's kid." : "No key of the issuer fits the token's algorithm.")
+        case .signatureInvalid:
+            return .invalidToken(.init(.signatureInvalid), "The token's signature does not verify.")
+        case .unavailable:
+            return AccessTokenError(.temporarilyUnavailable, reason: .unavailable, "The issuer's keys cannot be fetched now.")
         }
-        guard sawCandidate else {
-            return .invalidToken(.init(.keyNotFound), jws.keyID == nil ? "No key of the issuer fits the token's algorithm." : "The issuer has no key with the token's kid.")
-        }
-        return .invalidToken(.init(.signatureInvalid), "The token's signature does not verify.")
     }
 
     // MARK: - Claims
