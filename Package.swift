@@ -294,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2WebTests",
             dependencies: [
-                "OAuth2Web", "OAuth2", "OAuth2JOSE",
+                "OAuth2Web", "OAuth2", "OAuth2JOSE", "OAuth2TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

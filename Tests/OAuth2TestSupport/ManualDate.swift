@@ -15,4 +15,7 @@ public final class ManualDate: @unchecked Sendable {
 
     /// Moves the clock forward by `seconds`.
     public func advance(by seconds: TimeInterval) { lock.withLock { value = value.addingTimeInterval(seconds) } }
+
+    /// ``now`` as a function, for an injected clock (`now: date.function`).
+    public var function: @Sendable () -> Date { { [self] in now } }
 }

@@ -2,15 +2,15 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2JOSE
-import Testing
-
+import OAuth2TestSupport
 @testable import OAuth2Web
+import Testing
 
 /// Keys from a JWKS URL (through the library's transport seam): cached, refetched on an
 /// unknown `kid` with a cooldown, kept while the endpoint is down, and never waited for
 /// longer than the deadline.
 @Suite(.timeLimit(.minutes(1))) struct AccessTokenKeySetTests {
-    let date = TestDate(TestIssuer.start)
+    let date = ManualDate(TestIssuer.start)
     static let jwksURL = URL(string: "https://id.example.com/jwks")!
     static let shortLived = JWKSCache.Policy(minimumLifetime: 60, maximumLifetime: 60, defaultLifetime: 60, minimumRefetchInterval: 10)
 

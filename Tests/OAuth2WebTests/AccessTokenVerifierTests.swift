@@ -2,13 +2,13 @@ import Crypto
 import Foundation
 import OAuth2
 import OAuth2JOSE
-import Testing
-
+import OAuth2TestSupport
 @testable import OAuth2Web
+import Testing
 
 /// RFC 9068 §4 and RFC 8725: each rule of the JWT access-token check has a refused case.
 @Suite struct AccessTokenVerifierTests {
-    let date = TestDate(TestIssuer.start)
+    let date = ManualDate(TestIssuer.start)
 
     func verify(_ token: String, scopes: [String] = [], algorithms: [JWSAlgorithm] = TrustedIssuer.defaultAlgorithms) async -> AccessTokenError? {
         await refusal { () async throws(AccessTokenError) in try await TestIssuer.verifier(algorithms: algorithms, date: date).verify(token, requiredScopes: scopes) }

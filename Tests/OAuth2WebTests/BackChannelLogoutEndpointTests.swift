@@ -2,15 +2,15 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2JOSE
-import Testing
-
+import OAuth2TestSupport
 @testable import OAuth2Web
+import Testing
 
 /// The back-channel logout endpoint's answers (OpenID Connect Back-Channel Logout 1.0 §2.5,
 /// §2.8): 200 after the application ended the sessions, 400 with a JSON error otherwise,
 /// never cached.
 @Suite struct BackChannelLogoutEndpointTests {
-    let date = TestDate(TestIssuer.start)
+    let date = ManualDate(TestIssuer.start)
 
     func endpoint() -> BackChannelLogoutEndpoint {
         BackChannelLogoutEndpoint(verifier: LogoutTokens.verifier(date: date))

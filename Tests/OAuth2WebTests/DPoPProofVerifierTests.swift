@@ -3,14 +3,14 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2JOSE
-import Testing
-
+import OAuth2TestSupport
 @testable import OAuth2Web
+import Testing
 
 /// RFC 9449 §4.3 and §7 at the resource server: each check of a DPoP proof has a refused
 /// case, proofs made with real keys by the library's own client-side code.
 @Suite struct DPoPProofVerifierTests {
-    let date = TestDate(TestIssuer.start)
+    let date = ManualDate(TestIssuer.start)
     let key = try! DPoPKey.generate()
     static let base = URL(string: "https://api.example.com")!
     static let target = URL(string: "https://api.example.com/orders/7")!

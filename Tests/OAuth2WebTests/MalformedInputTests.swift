@@ -2,14 +2,14 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2JOSE
-import Testing
-
+import OAuth2TestSupport
 @testable import OAuth2Web
+import Testing
 
 /// Fuzz-style: random and mutated tokens, proofs and headers all end in a typed refusal —
 /// no crash, no hang, no acceptance. Seeded, so a failure replays.
 @Suite struct MalformedInputTests {
-    let date = TestDate(TestIssuer.start)
+    let date = ManualDate(TestIssuer.start)
 
     /// SplitMix64: a small seeded generator.
     struct SeededGenerator: RandomNumberGenerator {

@@ -2,15 +2,15 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2JOSE
-import Testing
-
+import OAuth2TestSupport
 @testable import OAuth2Web
+import Testing
 
 /// The framework-neutral request check: the `Authorization` header's forms, and the
 /// responses of RFC 6750 §3 and RFC 9449 §7.1 (parsed back with the library's own
 /// `WWWAuthenticate` reader).
 @Suite struct ResourceServerTests {
-    let date = TestDate(TestIssuer.start)
+    let date = ManualDate(TestIssuer.start)
 
     func server(dpop: Bool = true, bearer: Bool = true, logger: CapturedLog? = nil) -> ResourceServer {
         var verifier = DPoPProofVerifier(publicBaseURL: URL(string: "https://api.example.com")!, allowedAlgorithms: [.es256, .ps256])
@@ -137,6 +137,6 @@ import Testing
                 }
             }
         }
-        #expect(log.count > 0)
+        #expect(!log.lines.isEmpty)
     }
 }

@@ -2,14 +2,14 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2JOSE
-import Testing
-
+import OAuth2TestSupport
 @testable import OAuth2Web
+import Testing
 
 /// Opaque tokens through the library's introspection client (RFC 7662), over a recording
 /// transport: the cache's lifetimes, negative answers, size bound and single flight.
 @Suite(.timeLimit(.minutes(1))) struct TokenIntrospectorTests {
-    let date = TestDate(TestIssuer.start)
+    let date = ManualDate(TestIssuer.start)
 
     /// The authorization server's view of each token, changed by the tests (revocation).
     final class Server: @unchecked Sendable {

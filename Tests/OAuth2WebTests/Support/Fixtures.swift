@@ -4,7 +4,7 @@ import HTTPTypes
 import Logging
 import OAuth2
 import OAuth2JOSE
-
+import OAuth2TestSupport
 @testable import OAuth2Web
 
 /// A transport that answers from a closure and records what was sent: it stands in for the
@@ -101,48 +101,7 @@ final class InstantClock: Clock, @unchecked Sendable {
     }
 }
 
-/// A wall clock that moves only when the test moves it.
-final class TestDate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Date
 
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { value = start }
-    var now: Date { lock.withLock { value } }
-    func advance(by seconds: TimeInterval) { lock.withLock { value = value.addingTimeInterval(seconds) } }
-    var function: @Sendable () -> Date { { [self] in now } }
-}
-
-/// Log lines, to assert that no token reaches them.
-final class CapturedLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [String] = []
-
-    var text: String { lock.withLock { storage.joined(separator: "\n") } }
-    var count: Int { lock.withLock { storage.count } }
-
-    func logger() -> Logger {
-        var logger = Logger(label: "test") { _ in Handler(log: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            let text = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            log.lock.withLock { log.storage.append("\(event.level) \(event.message) \(text)") }
-        }
-    }
-}
 
 func jsonResponse(_ status: Int = 200, _ body: String, headers: HTTPFields = [:]) -> (HTTPResponse, Data) {
     var fields = headers
@@ -185,7 +144,7 @@ struct TestIssuer: Sendable {
     }
 
     static func verifier(
-        keys: TrustedIssuer.KeySource = .fixed(keySet), algorithms: [JWSAlgorithm] = TrustedIssuer.defaultAlgorithms, date: TestDate,
+        keys: TrustedIssuer.KeySource = .fixed(keySet), algorithms: [JWSAlgorithm] = TrustedIssuer.defaultAlgorithms, date: ManualDate,
         clock: PipelineClock = .continuous, logger: Logger = Logger(label: "test")
     ) -> AccessTokenVerifier {
         var verifier = AccessTokenVerifier(

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import OAuth2
 import OAuth2JOSE
-
+import OAuth2TestSupport
 @testable import OAuth2Web
 
 /// Logout tokens (OpenID Connect Back-Channel Logout 1.0 §2.4) signed with `TestIssuer`'s
@@ -38,7 +38,7 @@ enum LogoutTokens {
     static func verifier(
         keys: TrustedIssuer.KeySource = .fixed(TestIssuer.keySet), replayStore: any ReplayStore = MemoryReplayStore(),
         algorithms: [JWSAlgorithm] = TrustedIssuer.defaultAlgorithms, requiresExplicitType: Bool = false, requiresExpiration: Bool = false,
-        issuer: String = TestIssuer.issuer, date: TestDate, clock: PipelineClock = .continuous, logger: Logger = Logger(label: "test")
+        issuer: String = TestIssuer.issuer, date: ManualDate, clock: PipelineClock = .continuous, logger: Logger = Logger(label: "test")
     ) -> LogoutTokenVerifier {
         var verifier = LogoutTokenVerifier(
             issuer: issuer, clientID: clientID, keys: keys, replayStore: replayStore, allowedAlgorithms: algorithms,
