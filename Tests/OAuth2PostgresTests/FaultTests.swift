@@ -18,6 +18,25 @@ struct HoldTokenResponses: HTTPInterceptor {
         await received.release()
         await release.wait()
     }
+
+    /// A renewal to hold: a sign-in at `provider` (its tokens), the same session with its
+    /// access token expired (to save), and a client of the provider whose token responses
+    /// are held (`received` opens when one arrives; it goes on once `release` opens).
+    static func renewal(at provider: TestProvider) async throws
+        -> (tokens: TokenSet, expired: StoredSession, client: OAuth2Client, received: Gate, release: Gate)
+    {
+        let (signIn, tokens) = try await PostgresFixture.signIn(provider)
+        var expired = tokens
+        expired.expiresAt = Date().addingTimeInterval(-3600)
+        expired.issuedAt = Date().addingTimeInterval(-7200)
+        let (received, release) = (Gate(), Gate())
+        let client = try await OAuth2Client(
+            server: .issuer(provider.issuer), configuration: signIn.configuration,
+            environment: HTTPEnvironment(
+                transport: URLSessionTransport.shared, interceptors: [HoldTokenResponses(received: received, release: release)],
+                metadataCache: MetadataCache()))
+        return (tokens, StoredSession(key: Session.key(for: signIn), tokens: expired), client, received, release)
+    }
 }
 
 @Suite("PostgresTokenStore: faults during a renewal")
@@ -29,19 +48,8 @@ struct FaultTests {
         try await PostgresFixture.withDatabase(dropping: schema) { database in
             try await TestProvider.withProvider(configuration: .demo) { provider in
                 let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-                let (signIn, tokens) = try await PostgresFixture.signIn(provider)
-                var expired = tokens
-                expired.expiresAt = Date().addingTimeInterval(-3600)
-                expired.issuedAt = Date().addingTimeInterval(-7200)
-                let key = Session.key(for: signIn)
-                let expiredSession = StoredSession(key: key, tokens: expired)
-                let received = Gate()
-                let release = Gate()
-                let client = try await OAuth2Client(
-                    server: .issuer(provider.issuer), configuration: signIn.configuration,
-                    environment: HTTPEnvironment(
-                        transport: URLSessionTransport.shared, interceptors: [HoldTokenResponses(received: received, release: release)],
-                        metadataCache: MetadataCache()))
+                let (tokens, expiredSession, client, received, release) = try await HoldTokenResponses.renewal(at: provider)
+                let key = expiredSession.key
                 try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
                     try await store.save(expiredSession)
                     provider.resetRequestCounts()
@@ -92,20 +100,10 @@ struct FaultTests {
         try await PostgresFixture.withDatabase(dropping: schema, url: url) { _ in
             try await TestProvider.withProvider(configuration: .demo) { provider in
                 let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-                let (signIn, tokens) = try await PostgresFixture.signIn(provider)
-                var expiredTokens = tokens
-                expiredTokens.expiresAt = Date().addingTimeInterval(-3600)
-                let expired = expiredTokens
-                let key = Session.key(for: signIn)
-                let received = Gate()
-                let release = Gate()
-                let client = try await OAuth2Client(
-                    server: .issuer(provider.issuer), configuration: signIn.configuration,
-                    environment: HTTPEnvironment(
-                        transport: URLSessionTransport.shared, interceptors: [HoldTokenResponses(received: received, release: release)],
-                        metadataCache: MetadataCache()))
+                let (tokens, expiredSession, client, received, release) = try await HoldTokenResponses.renewal(at: provider)
+                let key = expiredSession.key
                 try await PostgresFixture.withStore(schema: schema, keyRing: ring, url: url, connectionTimeout: .seconds(3)) { store in
-                    try await store.save(StoredSession(key: key, tokens: expired))
+                    try await store.save(expiredSession)
                     provider.resetRequestCounts()
                     let session = Session(client: client, store: store)
                     async let first: Result<String, any Error> = {
