@@ -18,7 +18,7 @@ import PostgresNIO
 ///
 /// A record is one row, inserted only if no live row of its key exists (an expired one is
 /// replaced), in one statement: two replicas that see the same proof at once cannot both
-/// insert it. Call ``removeExpired()`` now and then (a scheduled job) to keep the table small;
+/// insert it. Call ``removeExpired(now:)`` now and then (a scheduled job) to keep the table small;
 /// expired rows never make a check wrong.
 public struct PostgresReplayStore: ReplayStore {
     /// The store whose pool and schema this one uses.
