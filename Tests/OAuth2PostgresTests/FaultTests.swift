@@ -102,7 +102,7 @@ struct FaultTests {
                 let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
                 let (tokens, expiredSession, client, received, release) = try await HoldTokenResponses.renewal(at: provider)
                 let key = expiredSession.key
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring, url: url, connectionTimeout: .seconds(3)) { store in
+                try await PostgresFixture.withStore(schema: schema, keyRing: ring, url: url) { store in
                     try await store.save(expiredSession)
                     provider.resetRequestCounts()
                     let session = Session(client: client, store: store)

@@ -24,7 +24,9 @@ struct BackChannelLogoutTests {
     static func withRelyingParty(_ provider: TestProvider, _ body: (LocalHTTPServer, Received) async throws -> Void) async throws {
         let verifier = LogoutTokenVerifier(
             issuer: provider.issuer.absoluteString, clientID: TestProvider.Demo.publicClientID,
-            keys: try .jwks(provider.url(for: .jwks), environment: HTTPEnvironment(transport: Fixture.asyncHTTPClient)))
+            keys: try .jwks(provider.url(for: .jwks), environment: HTTPEnvironment(transport: Fixture.asyncHTTPClient)),
+            // Real sockets on a busy machine: the deadline is a watchdog here, not a rule under test.
+            keyFetchDeadline: .seconds(60))
         let endpoint = BackChannelLogoutEndpoint(verifier: verifier)
         let received = Received()
         try await LocalHTTPServer.with(handler: { request in

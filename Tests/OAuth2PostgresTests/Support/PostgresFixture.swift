@@ -65,14 +65,14 @@ enum PostgresFixture {
     /// listener is connected (when it has a cache); stops the store afterwards.
     static func withStore<T: Sendable>(
         schema: String, keyRing: PostgresTokenStore.KeyRing, cacheCapacity: Int = 64, url: String? = nil,
-        connectionTimeout: Duration = .seconds(10), now: @escaping @Sendable () -> Date = { Date() },
+        now: @escaping @Sendable () -> Date = { Date() },
         _ body: @Sendable (PostgresTokenStore) async throws -> T
     ) async throws -> T {
         let store = try PostgresTokenStore(
             postgres: clientConfiguration(url: url),
             configuration: .init(
-                schema: schema, cacheCapacity: cacheCapacity, connectionTimeout: connectionTimeout, queryTimeout: .seconds(5),
-                listenerReconnectDelay: .milliseconds(50), now: now),
+                schema: schema, cacheCapacity: cacheCapacity, queryTimeout: .seconds(5), listenerReconnectDelay: .milliseconds(50),
+                now: now),
             keyRing: keyRing, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }

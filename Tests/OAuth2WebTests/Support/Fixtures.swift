@@ -74,6 +74,22 @@ final class Gate: @unchecked Sendable {
     }
 }
 
+/// A clock on which no deadline passes while a test runs (its sleeps last a year, and end
+/// when the work they race is done): a key fetch through the test transport is never raced
+/// against how busy the machine is. Tests of the deadline itself use ``InstantClock``.
+struct PatientClock: Clock {
+    var now: ContinuousClock.Instant { ContinuousClock.now }
+    var minimumResolution: Duration { .zero }
+    func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration?) async throws {
+        try await Task.sleep(for: .seconds(365 * 86_400))
+    }
+}
+
+extension PipelineClock {
+    /// ``PatientClock``, for the pipeline.
+    static let patient = PipelineClock(PatientClock())
+}
+
 /// A clock whose sleeps end at once, recording how long they were: a deadline passes
 /// immediately, and the test can read which deadline it was.
 final class InstantClock: Clock, @unchecked Sendable {
@@ -145,7 +161,7 @@ struct TestIssuer: Sendable {
 
     static func verifier(
         keys: TrustedIssuer.KeySource = .fixed(keySet), algorithms: [JWSAlgorithm] = TrustedIssuer.defaultAlgorithms, date: ManualDate,
-        clock: PipelineClock = .continuous, logger: Logger = Logger(label: "test")
+        clock: PipelineClock = .patient, logger: Logger = Logger(label: "test")
     ) -> AccessTokenVerifier {
         var verifier = AccessTokenVerifier(
             issuers: [TrustedIssuer(issuer: issuer, audiences: [audience], keys: keys, allowedAlgorithms: algorithms)], logger: logger)

@@ -38,7 +38,7 @@ enum LogoutTokens {
     static func verifier(
         keys: TrustedIssuer.KeySource = .fixed(TestIssuer.keySet), replayStore: any ReplayStore = MemoryReplayStore(),
         algorithms: [JWSAlgorithm] = TrustedIssuer.defaultAlgorithms, requiresExplicitType: Bool = false, requiresExpiration: Bool = false,
-        issuer: String = TestIssuer.issuer, date: ManualDate, clock: PipelineClock = .continuous, logger: Logger = Logger(label: "test")
+        issuer: String = TestIssuer.issuer, date: ManualDate, clock: PipelineClock = .patient, logger: Logger = Logger(label: "test")
     ) -> LogoutTokenVerifier {
         var verifier = LogoutTokenVerifier(
             issuer: issuer, clientID: clientID, keys: keys, replayStore: replayStore, allowedAlgorithms: algorithms,
