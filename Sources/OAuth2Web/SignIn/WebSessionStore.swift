@@ -1,0 +1,192 @@
+import Foundation
+import OAuth2
+import OAuth2JOSE
+
+/// A signed-in browser's session on the server: who signed in, when, and where its tokens
+/// are kept. The browser holds only an opaque id in a cookie; the store keeps this record
+/// under a hash of that id (``WebSessionRecord/idHash``), so that a copy of the store gives
+/// no usable cookie.
+public struct WebSessionRecord: Sendable, Hashable, Codable {
+    /// The SHA-256 of the cookie's session id, base64url: the store's key.
+    public var idHash: String
+    /// The account under which the tokens are kept in the token store (a random handle, not
+    /// derived from the cookie): `Session(client:store:account:)` reads them.
+    public var account: String
+    /// The issuer that signed the user in.
+    public var issuer: String
+    /// The user's `sub` at ``issuer``.
+    public var subject: String
+    /// The provider's session (`sid` of the ID token), which back- and front-channel logout
+    /// name.
+    public var providerSessionID: String?
+    /// The claims of the ID token of the sign-in, as verified then.
+    public var claims: [String: JSONValue]
+    /// The scopes the provider granted.
+    public var scopes: [String]
+    /// The token for the session's own forms (sign-out): a form carries it, and a request
+    /// without it is refused (cross-site request forgery).
+    public var csrfToken: String
+    /// When the user signed in (the sign-in that created this session).
+    public var createdAt: Date
+    /// When the session was last used; with the idle lifetime it decides the end.
+    public var lastSeenAt: Date
+    /// The end whatever the use (the absolute lifetime).
+    public var absoluteExpiry: Date
+
+    /// Creates a record.
+    public init(
+        idHash: String, account: String, issuer: String, subject: String, providerSessionID: String?,
+        claims: [String: JSONValue], scopes: [String], csrfToken: String, createdAt: Date, lastSeenAt: Date, absoluteExpiry: Date
+    ) {
+        self.idHash = idHash
+        self.account = account
+        self.issuer = issuer
+        self.subject = subject
+        self.providerSessionID = providerSessionID
+        self.claims = claims
+        self.scopes = scopes
+        self.csrfToken = csrfToken
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.absoluteExpiry = absoluteExpiry
+    }
+
+    /// When the session ends if unused: the earlier of ``lastSeenAt`` + `idleLifetime` and
+    /// ``absoluteExpiry``.
+    public func expiry(idleLifetime: TimeInterval) -> Date {
+        min(lastSeenAt.addingTimeInterval(idleLifetime), absoluteExpiry)
+    }
+}
+
+/// A sign-in started by a browser and not yet completed: what the callback needs to check
+/// the provider's answer. Kept on the server under its `state`, used once.
+public struct PendingSignIn: Sendable, Hashable, Codable {
+    /// The authorization request sent (its `state`, `nonce`, PKCE verifier, redirect URI).
+    public var request: AuthorizationRequest
+    /// The SHA-256 of the browser's sign-in cookie, base64url: only the browser that started
+    /// the sign-in can complete it (no login cross-site request forgery).
+    public var browserBindingHash: String
+    /// Where to send the browser after the sign-in: a path of the app, or an allowed URL.
+    public var returnTo: String
+    /// What the route that started the sign-in requires (checked again after the callback).
+    public var requirement: WebAccessRequirement
+    /// After this, the sign-in can no longer complete.
+    public var expiresAt: Date
+
+    /// Creates a pending sign-in.
+    public init(request: AuthorizationRequest, browserBindingHash: String, returnTo: String, requirement: WebAccessRequirement, expiresAt: Date) {
+        self.request = request
+        self.browserBindingHash = browserBindingHash
+        self.returnTo = returnTo
+        self.requirement = requirement
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Where a web app keeps its browser sessions and pending sign-ins: ``MemoryWebSessionStore``
+/// for one process; `PostgresWebSessionStore` (OAuth2Postgres) for replicas behind one load
+/// balancer, so that a session signed in on one replica is known to the others, and a
+/// logout on one ends it on all.
+///
+/// The tokens themselves are not here: they live in a `TokenStore` under
+/// ``WebSessionRecord/account``, where a `Session` refreshes them (single-flight, across
+/// replicas with a shared store).
+public protocol WebSessionStore: Sendable {
+    /// The session stored under `idHash`, if it has not expired at `now` (`idleLifetime`
+    /// after its last use, or its absolute expiry).
+    func session(_ idHash: String, idleLifetime: TimeInterval, now: Date) async throws -> WebSessionRecord?
+    /// Saves `record` under its ``WebSessionRecord/idHash``, replacing any record there.
+    func save(_ record: WebSessionRecord) async throws
+    /// Sets the last use of the session `idHash` to `now`, if it is still stored.
+    func touch(_ idHash: String, now: Date) async throws
+    /// Removes the session `idHash`; returns it if it was stored.
+    @discardableResult
+    func remove(_ idHash: String) async throws -> WebSessionRecord?
+    /// Removes every session of `issuer` whose provider session is `providerSessionID` (when
+    /// given) and whose subject is `subject` (when given); at least one of the two is given.
+    /// Returns the removed sessions.
+    func removeSessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord]
+    /// Keeps `pending` under its request's `state` until it expires.
+    func insert(_ pending: PendingSignIn) async throws
+    /// Removes and returns the pending sign-in of `state`, if there is one and it has not
+    /// expired at `now`: a `state` completes at most one sign-in, on any replica.
+    func takePendingSignIn(state: String, now: Date) async throws -> PendingSignIn?
+}
+
+/// A ``WebSessionStore`` in this process's memory: for an app with one process, and tests.
+///
+/// Expired sessions and pending sign-ins are dropped as they are met and, when the store
+/// holds more than its capacity, all at once.
+public actor MemoryWebSessionStore: WebSessionStore {
+    private var sessions: [String: WebSessionRecord] = [:]
+    private var pending: [String: PendingSignIn] = [:]
+    /// The most sessions (and, separately, pending sign-ins) kept; beyond it a new one fails.
+    public nonisolated let capacity: Int
+
+    /// The store is full of live sessions or pending sign-ins.
+    public struct Full: Error, Sendable, CustomStringConvertible {
+        /// What happened.
+        public var description: String { "The web session store is full." }
+    }
+
+    /// Creates an empty store holding at most `capacity` sessions and `capacity` pending
+    /// sign-ins (100 000 by default).
+    public init(capacity: Int = 100_000) {
+        self.capacity = capacity
+    }
+
+    /// The number of sessions stored, expired or not.
+    public var count: Int { sessions.count }
+
+    public func session(_ idHash: String, idleLifetime: TimeInterval, now: Date) -> WebSessionRecord? {
+        guard let record = sessions[idHash] else { return nil }
+        guard record.expiry(idleLifetime: idleLifetime) > now else {
+            sessions[idHash] = nil
+            return nil
+        }
+        return record
+    }
+
+    public func save(_ record: WebSessionRecord) throws {
+        if sessions[record.idHash] == nil, sessions.count >= capacity {
+            // The records carry no idle lifetime: only the absolute expiry is known here.
+            let now = Date()
+            sessions = sessions.filter { $0.value.absoluteExpiry > now }
+            guard sessions.count < capacity else { throw Full() }
+        }
+        sessions[record.idHash] = record
+    }
+
+    public func touch(_ idHash: String, now: Date) {
+        sessions[idHash]?.lastSeenAt = now
+    }
+
+    @discardableResult
+    public func remove(_ idHash: String) -> WebSessionRecord? {
+        sessions.removeValue(forKey: idHash)
+    }
+
+    public func removeSessions(issuer: String, subject: String?, providerSessionID: String?) -> [WebSessionRecord] {
+        guard subject != nil || providerSessionID != nil else { return [] }
+        let matching = sessions.values.filter { record in
+            record.issuer == issuer && (subject.map { record.subject == $0 } ?? true)
+                && (providerSessionID.map { record.providerSessionID == $0 } ?? true)
+        }
+        for record in matching { sessions[record.idHash] = nil }
+        return matching
+    }
+
+    public func insert(_ pending: PendingSignIn) throws {
+        if self.pending.count >= capacity {
+            let now = Date()
+            self.pending = self.pending.filter { $0.value.expiresAt > now }
+            guard self.pending.count < capacity else { throw Full() }
+        }
+        self.pending[pending.request.state] = pending
+    }
+
+    public func takePendingSignIn(state: String, now: Date) -> PendingSignIn? {
+        guard let found = pending.removeValue(forKey: state), found.expiresAt > now else { return nil }
+        return found
+    }
+}

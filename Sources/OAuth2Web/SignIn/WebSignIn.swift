@@ -1,0 +1,441 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Logging
+import OAuth2
+import OAuth2JOSE
+
+/// OpenID Connect sign-in for a web app (a confidential client), independent of any web
+/// framework: the routes that sign in and out, and the check that puts the signed-in user
+/// in a request. A framework adapter (OAuth2Hummingbird, OAuth2Vapor) only translates its
+/// requests into `HTTPRequest` and ``WebResponse`` into its responses.
+///
+/// ```swift
+/// let client = try await OAuth2Client(server: .issuer(issuer), configuration: ClientConfiguration(
+///     clientID: "web-app", clientSecret: secret, redirectURI: URL(string: "https://app.example.com/auth/callback")!))
+/// let signIn = WebSignIn(client: client, configuration: WebSignInConfiguration(
+///     publicBaseURL: URL(string: "https://app.example.com")!))
+///
+/// // In the app's request handling:
+/// if let answer = await signIn.handle(request, body: body) { return answer }   // its own routes
+/// switch await signIn.authorize(request, requiring: WebAccessRequirement(scopes: ["orders:read"])) {
+/// case .granted(let user): // user.claims, user.tokens.perform(...)
+/// case .denied(let answer): return answer                                       // a redirect to sign in, or 403
+/// }
+/// ```
+///
+/// What it guarantees:
+/// - The browser holds an opaque 256-bit session id in one cookie (`HttpOnly`,
+///   `SameSite=Lax`, `Path=/`, `Secure` unless the app is on plain-HTTP loopback), a new one
+///   at every sign-in; the store keeps only its hash. Tokens stay on the server, in the
+///   token store, so the cookie never grows.
+/// - Every sign-in uses PKCE, `state` and `nonce` (and PAR, `private_key_jwt` and DPoP when
+///   the client is configured so); its callback is checked by the library (state, `iss`, ID
+///   token) and must come from the browser that started it (a second cookie binds them);
+///   each tab's sign-in has its own `state`.
+/// - `returnTo` is a path of the app or a URL of an allowed origin, never anything else.
+/// - Sessions end after ``WebSignInConfiguration/idleLifetime`` without use, after
+///   ``WebSignInConfiguration/absoluteLifetime`` in any case, at sign-out (a POST with the
+///   session's CSRF token), and when the provider says so (back- or front-channel logout);
+///   with a shared store, on every replica.
+/// - Redirects and the redirect URI are built from
+///   ``WebSignInConfiguration/publicBaseURL``, never from the request's `Host`.
+/// - No token, code, cookie or CSRF value reaches a log line, a page or an error.
+public struct WebSignIn: Sendable {
+    /// The client of the provider users sign in with.
+    public let client: OAuth2Client
+    /// Routes, cookie and lifetimes.
+    public let configuration: WebSignInConfiguration
+    /// Where the sessions and pending sign-ins are kept.
+    public let sessions: any WebSessionStore
+    /// Where the users' tokens are kept (one record per session).
+    public let tokens: any TokenStore
+    /// The options of each user's token ``OAuth2/Session``.
+    public let sessionOptions: Session.Options
+    private let backChannel: BackChannelLogoutEndpoint?
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+
+    /// The answer of ``authorize(_:requiring:)``.
+    public enum Access: Sendable {
+        /// The request's user meets the requirement.
+        case granted(WebUser)
+        /// Send this instead of running the handler: a redirect to the provider (sign-in or
+        /// step-up), 401 for a request that cannot be redirected, or 403.
+        case denied(WebResponse)
+    }
+
+    /// Creates the sign-in of a web app.
+    ///
+    /// - Parameters:
+    ///   - client: the provider's client; its redirect URI is replaced by
+    ///     ``WebSignInConfiguration/redirectURI`` in every request.
+    ///   - configuration: routes, cookie, lifetimes.
+    ///   - sessions: where browser sessions are kept; share one (`PostgresWebSessionStore`)
+    ///     between replicas.
+    ///   - tokens: where the users' tokens are kept; share one (`PostgresTokenStore`) between
+    ///     replicas, so that a refresh happens once for all of them.
+    ///   - replayStore: where the `jti` of each logout token is recorded; share one
+    ///     (`PostgresReplayStore`) between replicas, or a replica may accept a replayed token.
+    ///   - sessionOptions: the options of each user's token session.
+    ///   - logger: sign-ins, sign-outs and refusals at debug level (reasons, never values).
+    ///   - now: the clock of sessions and sign-ins (tests inject theirs).
+    public init(
+        client: OAuth2Client, configuration: WebSignInConfiguration,
+        sessions: any WebSessionStore = MemoryWebSessionStore(), tokens: any TokenStore = MemoryTokenStore(),
+        replayStore: any ReplayStore = MemoryReplayStore(), sessionOptions: Session.Options = Session.Options(),
+        logger: Logger = Logger(label: "swift-oauth2.web-sign-in"), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.client = client
+        self.configuration = configuration
+        self.sessions = sessions
+        self.tokens = tokens
+        self.sessionOptions = sessionOptions
+        self.logger = logger
+        self.now = now
+        if let keySet = client.keySet, let issuer = client.metadata.issuer {
+            backChannel = BackChannelLogoutEndpoint(
+                verifier: LogoutTokenVerifier(issuer: issuer, clientID: client.configuration.clientID, keys: .cache(keySet), replayStore: replayStore),
+                logger: logger)
+        } else {
+            backChannel = nil
+        }
+    }
+
+    // MARK: Routes
+
+    /// Answers a request to one of the sign-in routes (login, callback, logout, back- and
+    /// front-channel logout); `nil` for any other path.
+    ///
+    /// - Parameters:
+    ///   - request: the request's head.
+    ///   - body: its body (read by the logout routes, at most 32 KB).
+    public func handle(_ request: HTTPRequest, body: some Sequence<UInt8> = [UInt8]()) async -> WebResponse? {
+        switch Self.path(of: request) {
+        case configuration.loginPath: await login(request)
+        case configuration.callbackPath: await callback(request)
+        case configuration.logoutPath: await logout(request, body: body)
+        case configuration.backChannelLogoutPath: await backChannelLogout(request, body: body)
+        case configuration.frontChannelLogoutPath: await frontChannelLogout(request)
+        default: nil
+        }
+    }
+
+    /// The login route: a GET starts a sign-in and redirects to the provider; `returnTo`
+    /// (a path of the app or a URL of an allowed origin) is where the browser goes after it.
+    public func login(_ request: HTTPRequest) async -> WebResponse {
+        guard request.method == .get || request.method == .head else { return Self.methodNotAllowed("GET") }
+        let returnTo = ReturnTo.checked(Self.query(of: request)["returnTo"], configuration: configuration) ?? "/"
+        return await startSignIn(request, returnTo: returnTo, requirement: WebAccessRequirement())
+    }
+
+    /// The callback route (the redirect URI): checks the provider's answer, exchanges the
+    /// code, creates the session (a new cookie), ends the browser's previous session, and
+    /// redirects to the sign-in's `returnTo`.
+    public func callback(_ request: HTTPRequest) async -> WebResponse {
+        guard request.method == .get else { return Self.methodNotAllowed("GET") }
+        let query = Self.query(of: request)
+        let now = now()
+        let pending: PendingSignIn
+        do {
+            guard let state = query["state"], let found = try await sessions.takePendingSignIn(state: state, now: now) else {
+                logger.debug("Sign-in callback refused: unknown state")
+                return .failure(WebSignInError(.unknownSignIn, "This sign-in is unknown, already completed or expired. Please sign in again."))
+            }
+            pending = found
+        } catch {
+            return unavailable(error)
+        }
+        let bindings = WebCookies.values(named: configuration.bindingCookieName, in: request.headerFields).map(Self.hash)
+        guard bindings.contains(where: { constantTimeEquals($0, pending.browserBindingHash) }) else {
+            logger.debug("Sign-in callback refused: another browser")
+            return .failure(WebSignInError(.browserMismatch, "This sign-in was started in another browser. Please sign in again."))
+        }
+
+        let tokenSet: TokenSet
+        do {
+            let callbackURL = URL(string: configuration.redirectURI.absoluteString + "?" + (Self.rawQuery(of: request) ?? ""))!
+            tokenSet = try await client.completeAuthorization(callbackURL: callbackURL, request: pending.request)
+        } catch let error as OAuth2Error {
+            logger.debug("Sign-in failed", metadata: ["code": "\(error.code)"])
+            return .failure(WebSignInError(.signInFailed, "The sign-in failed: \(error.code.rawValue).", underlyingCode: error.code))
+        } catch {
+            return unavailable(error)
+        }
+        guard let idToken = tokenSet.idTokenClaims else {
+            return .failure(WebSignInError(.missingIdentity, "The provider did not say who signed in (no ID token)."))
+        }
+
+        let cookieValue = SecureRandom.token()
+        let record = WebSessionRecord(
+            idHash: Self.hash(cookieValue), account: "web-" + SecureRandom.token(byteCount: 18), issuer: idToken.issuer,
+            subject: idToken.subject, providerSessionID: idToken.sessionID, claims: idToken.claims,
+            scopes: tokenSet.scopes ?? pending.request.scopes, csrfToken: SecureRandom.token(),
+            createdAt: now, lastSeenAt: now, absoluteExpiry: now.addingTimeInterval(configuration.absoluteLifetime))
+        do {
+            _ = try await Session(client: client, tokens: tokenSet, store: tokens, account: record.account, options: sessionOptions)
+            try await sessions.save(record)
+            // The browser's previous session (a step-up, or another user) ends: one browser, one session.
+            for previous in try await currentRecords(request) where previous.idHash != record.idHash {
+                try await end([previous])
+            }
+        } catch {
+            return unavailable(error)
+        }
+        logger.debug("Signed in", metadata: ["sub": "\(record.subject)"])
+        let cookie = WebCookies.setCookie(
+            name: configuration.cookieName, value: cookieValue, maxAge: Int(configuration.absoluteLifetime), secure: configuration.securesCookies)
+        guard pending.requirement.shortfall(of: record, now: now) == .none else {
+            // The provider did not deliver what the route asked for: no new redirect (a loop).
+            return .failure(WebSignInError(.forbidden, "This page needs a sign-in the provider did not give."), cookies: [cookie])
+        }
+        return .redirect(to: location(pending.returnTo), cookies: [cookie])
+    }
+
+    /// The logout route: a POST carrying the session's CSRF token (`csrf`, form encoded)
+    /// ends the session here, revokes its tokens, and redirects to the provider's
+    /// end-session endpoint (with `id_token_hint` and the post-logout redirect), or, when it
+    /// has none, to ``WebSignInConfiguration/postLogoutPath``.
+    public func logout(_ request: HTTPRequest, body: some Sequence<UInt8>) async -> WebResponse {
+        guard request.method == .post else { return Self.methodNotAllowed("POST") }
+        let clearCookie = WebCookies.setCookie(name: configuration.cookieName, value: "", maxAge: 0, secure: configuration.securesCookies)
+        if let origin = request.headerFields[.origin], origin != "null", ReturnTo.origin(URL(string: origin) ?? configuration.publicBaseURL) != ReturnTo.origin(configuration.publicBaseURL) {
+            return .failure(WebSignInError(.forgedRequest, "This sign-out came from another site."))
+        }
+        let records: [WebSessionRecord]
+        do {
+            records = try await currentRecords(request)
+        } catch {
+            return unavailable(error)
+        }
+        guard let record = records.first else {
+            return .redirect(to: configuration.url(configuration.postLogoutPath), cookies: [clearCookie])
+        }
+        let form = Self.form(body)
+        guard let csrf = form?["csrf"], constantTimeEquals(csrf, record.csrfToken) else {
+            logger.debug("Sign-out refused: no or wrong CSRF token")
+            return .failure(WebSignInError(.forgedRequest, "This sign-out form is not this session's. Please try again from the app."))
+        }
+        let stored = try? await tokens.load(tokenKey(record.account))
+        do {
+            try await end([record])
+        } catch {
+            return unavailable(error)
+        }
+        if configuration.revokesTokensAtSignOut, client.metadata.revocationEndpoint != nil, let tokenSet = stored?.tokens {
+            // Best effort: the session has ended here whatever the provider answers.
+            if let refresh = tokenSet.refreshToken {
+                try? await client.revoke(refresh, hint: .refreshToken)
+            } else {
+                try? await client.revoke(tokenSet.accessToken, hint: .accessToken)
+            }
+        }
+        logger.debug("Signed out", metadata: ["sub": "\(record.subject)"])
+        let afterwards = configuration.url(configuration.postLogoutPath)
+        if client.metadata.endSessionEndpoint != nil,
+            let endSession = try? client.endSessionRequest(EndSessionOptions(idTokenHint: stored?.tokens.idToken, postLogoutRedirectURI: afterwards))
+        {
+            return .redirect(to: endSession.url, cookies: [clearCookie])
+        }
+        return .redirect(to: afterwards, cookies: [clearCookie])
+    }
+
+    /// The back-channel logout route: verifies the provider's logout token (signature with
+    /// the client's JWK set cache, `iss`, `aud`, `iat`, `events`, `sid`/`sub`, no `nonce`, a
+    /// `jti` not seen before by the replay store) and ends the sessions it names — on every
+    /// replica when the session store is shared. Answers as ``BackChannelLogoutEndpoint``.
+    public func backChannelLogout(_ request: HTTPRequest, body: some Sequence<UInt8>) async -> WebResponse {
+        guard let backChannel else {
+            return .failure(WebSignInError(.unavailable, "Back-channel logout needs the provider's issuer and JWK set (discovery)."))
+        }
+        let answer = await backChannel.handle(request, body: body) { logout in
+            let ended = try await sessions.removeSessions(issuer: logout.issuer, subject: logout.subject, providerSessionID: logout.sessionID)
+            try await removeTokens(of: ended)
+            logger.debug("Back-channel logout", metadata: ["sessions": "\(ended.count)"])
+        }
+        return WebResponse(status: answer.status, headerFields: answer.headerFields, body: answer.body)
+    }
+
+    /// The front-channel logout route (OpenID Connect Front-Channel Logout 1.0), loaded by
+    /// the provider in a hidden frame: with `iss` (this provider's) and `sid`, it ends the
+    /// sessions of that provider session; without them, the session of the request's
+    /// cookie (which a browser blocking third-party cookies does not send).
+    public func frontChannelLogout(_ request: HTTPRequest) async -> WebResponse {
+        guard request.method == .get else { return Self.methodNotAllowed("GET") }
+        let query = Self.query(of: request)
+        do {
+            if let issuer = query["iss"], let sid = query["sid"] {
+                guard issuer == client.metadata.issuer else {
+                    return .failure(WebSignInError(.forgedRequest, "This logout is for another provider."))
+                }
+                try await removeTokens(of: try await sessions.removeSessions(issuer: issuer, subject: nil, providerSessionID: sid))
+            } else if query["iss"] != nil || query["sid"] != nil {
+                return .failure(WebSignInError(.forgedRequest, "A front-channel logout carries both iss and sid, or neither."))
+            } else {
+                try await end(try await currentRecords(request))
+            }
+        } catch {
+            return unavailable(error)
+        }
+        let clearCookie = WebCookies.setCookie(name: configuration.cookieName, value: "", maxAge: 0, secure: configuration.securesCookies)
+        return WebResponse(
+            status: .ok,
+            headerFields: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .setCookie: clearCookie],
+            body: Array("<!doctype html><title>Signed out</title>".utf8))
+    }
+
+    // MARK: Protected routes
+
+    /// The signed-in user of `request`, if its cookie names a live session; never
+    /// redirects. Use ``authorize(_:requiring:)`` for a route that requires a sign-in.
+    public func user(for request: HTTPRequest) async throws -> WebUser? {
+        guard let record = try await currentRecords(request).first else { return nil }
+        try await touchIfDue(record)
+        return webUser(record)
+    }
+
+    /// Checks `request` against `requirement`: its user, or the response to send instead.
+    ///
+    /// - Not signed in: a GET (or HEAD) is redirected to the provider, to come back to the
+    ///   same path; any other method gets 401 (a form's body cannot survive the trip).
+    /// - Signed in, short of a scope, an `acr` or a recent enough sign-in: the same, asking
+    ///   the provider for what is missing (step-up).
+    /// - A claim that does not match: 403.
+    public func authorize(_ request: HTTPRequest, requiring requirement: WebAccessRequirement = WebAccessRequirement()) async -> Access {
+        let record: WebSessionRecord?
+        do {
+            record = try await currentRecords(request).first
+        } catch {
+            return .denied(unavailable(error))
+        }
+        if let record {
+            switch requirement.shortfall(of: record, now: now()) {
+            case .none:
+                try? await touchIfDue(record)
+                return .granted(webUser(record))
+            case .forbidden:
+                return .denied(.failure(WebSignInError(.forbidden, "You are signed in, but this page is not for you.")))
+            case .stepUp:
+                break
+            }
+        }
+        guard request.method == .get || request.method == .head else {
+            var answer = WebResponse.failure(WebSignInError(.forbidden, "Please sign in first."))
+            answer.status = .unauthorized
+            return .denied(answer)
+        }
+        return .denied(await startSignIn(request, returnTo: ReturnTo.checked(Self.pathAndQuery(of: request), configuration: configuration) ?? "/", requirement: requirement))
+    }
+
+    // MARK: Inside
+
+    /// Starts a sign-in: keeps its pending record and redirects to the provider.
+    func startSignIn(_ request: HTTPRequest, returnTo: String, requirement: WebAccessRequirement) async -> WebResponse {
+        let existing = WebCookies.values(named: configuration.bindingCookieName, in: request.headerFields).first(where: WebCookies.isWellFormedID)
+        let binding = existing ?? SecureRandom.token()
+        var scopes = configuration.scopes
+        for scope in requirement.scopes.sorted() where !scopes.contains(scope) { scopes.append(scope) }
+        do {
+            let authorization = try await client.startAuthorization(AuthorizationOptions(
+                scopes: scopes, maxAge: requirement.maxAge, acrValues: requirement.acrValues, redirectURI: configuration.redirectURI))
+            try await sessions.insert(PendingSignIn(
+                request: authorization, browserBindingHash: Self.hash(binding), returnTo: returnTo, requirement: requirement,
+                expiresAt: now().addingTimeInterval(configuration.signInLifetime)))
+            let cookie = WebCookies.setCookie(
+                name: configuration.bindingCookieName, value: binding, maxAge: Int(configuration.signInLifetime), secure: configuration.securesCookies)
+            return .redirect(to: authorization.url, cookies: [cookie])
+        } catch let error as OAuth2Error {
+            logger.debug("Sign-in could not start", metadata: ["code": "\(error.code)"])
+            return .failure(WebSignInError(.unavailable, "The sign-in could not start: \(error.code.rawValue).", underlyingCode: error.code))
+        } catch {
+            return unavailable(error)
+        }
+    }
+
+    /// The live sessions the request's cookies name (normally one).
+    func currentRecords(_ request: HTTPRequest) async throws -> [WebSessionRecord] {
+        var found: [WebSessionRecord] = []
+        for value in WebCookies.values(named: configuration.cookieName, in: request.headerFields) where WebCookies.isWellFormedID(value) {
+            if let record = try await sessions.session(Self.hash(value), idleLifetime: configuration.idleLifetime, now: now()) {
+                found.append(record)
+            }
+        }
+        return found
+    }
+
+    /// Records a use of the session, at most once a minute (or a tenth of the idle lifetime).
+    func touchIfDue(_ record: WebSessionRecord) async throws {
+        let now = now()
+        if now.timeIntervalSince(record.lastSeenAt) >= min(60, configuration.idleLifetime / 10) {
+            try await sessions.touch(record.idHash, now: now)
+        }
+    }
+
+    /// Ends sessions: their records and their tokens.
+    func end(_ records: [WebSessionRecord]) async throws {
+        for record in records { try await sessions.remove(record.idHash) }
+        try await removeTokens(of: records)
+    }
+
+    func removeTokens(of records: [WebSessionRecord]) async throws {
+        for record in records { try await tokens.remove(tokenKey(record.account)) }
+    }
+
+    func tokenKey(_ account: String) -> SessionKey { Session.key(for: client, account: account) }
+
+    func webUser(_ record: WebSessionRecord) -> WebUser {
+        WebUser(record: record, tokens: Session(client: client, store: tokens, account: record.account, options: sessionOptions))
+    }
+
+    /// A path of the app (or an allowed URL) as an absolute URL for `Location`.
+    func location(_ returnTo: String) -> URL {
+        returnTo.hasPrefix("/") ? configuration.url(returnTo) : (URL(string: returnTo) ?? configuration.url("/"))
+    }
+
+    func unavailable(_ error: any Error) -> WebResponse {
+        logger.debug("Web sign-in unavailable", metadata: ["error": "\(type(of: error))"])
+        return .failure(WebSignInError(.unavailable, "The sign-in service is unavailable. Please try again shortly."))
+    }
+
+    static func methodNotAllowed(_ allowed: String) -> WebResponse {
+        var answer = WebResponse.failure(WebSignInError(.methodNotAllowed, "This route accepts \(allowed) only."))
+        answer.headerFields[.allow] = allowed
+        return answer
+    }
+
+    /// The SHA-256 of `value`, base64url: how ids and bindings are stored.
+    static func hash(_ value: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Array(value.utf8)))) }
+
+    static func path(of request: HTTPRequest) -> String {
+        let full = request.path ?? "/"
+        return String(full.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    static func pathAndQuery(of request: HTTPRequest) -> String { request.path ?? "/" }
+
+    static func rawQuery(of request: HTTPRequest) -> String? {
+        guard let full = request.path, let mark = full.firstIndex(of: "?") else { return nil }
+        return String(full[full.index(after: mark)...].prefix { $0 != "#" })
+    }
+
+    /// The query's parameters; of a repeated name, the first.
+    static func query(of request: HTTPRequest) -> [String: String] {
+        guard let raw = rawQuery(of: request), let pairs = FormURLEncoding.decode(raw) else { return [:] }
+        var result: [String: String] = [:]
+        for (name, value) in pairs where result[name] == nil { result[name] = value }
+        return result
+    }
+
+    /// A form-encoded body's parameters (at most 32 KB); `nil` when it is not one.
+    static func form(_ body: some Sequence<UInt8>) -> [String: String]? {
+        var bytes: [UInt8] = []
+        for byte in body {
+            guard bytes.count < 32 * 1024 else { return nil }
+            bytes.append(byte)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self), let pairs = FormURLEncoding.decode(text) else { return nil }
+        var result: [String: String] = [:]
+        for (name, value) in pairs where result[name] == nil { result[name] = value }
+        return result
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// The settings of a web app's sign-in (``WebSignIn``): where the app is, its routes, its
+/// cookie and its session lifetimes.
+public struct WebSignInConfiguration: Sendable {
+    /// The app's public address, as browsers reach it (behind a reverse proxy: the proxy's
+    /// `https://` address). Redirect URIs and every `Location` the app sends are built from
+    /// it, never from the request's `Host` header.
+    public var publicBaseURL: URL
+    /// The route that starts a sign-in (GET; `?returnTo=/path`).
+    public var loginPath: String
+    /// The redirect URI's path: the route the provider sends the browser back to.
+    public var callbackPath: String
+    /// The route that signs out (POST, with the session's CSRF token in `csrf`).
+    public var logoutPath: String
+    /// The route the provider posts logout tokens to (OpenID Connect Back-Channel Logout):
+    /// register `publicBaseURL` + this path as the client's `backchannel_logout_uri`.
+    public var backChannelLogoutPath: String
+    /// The route the provider loads in a hidden frame at sign-out (OpenID Connect
+    /// Front-Channel Logout): register it as the client's `frontchannel_logout_uri`.
+    public var frontChannelLogoutPath: String
+    /// Where the provider sends the browser after a sign-out (its `post_logout_redirect_uri`,
+    /// which must be registered), and where the app goes after one when the provider has no
+    /// end-session endpoint: a path of the app.
+    public var postLogoutPath: String
+    /// The scopes of every sign-in; routes may ask for more (``WebAccessRequirement``).
+    public var scopes: [String]
+    /// The session cookie's name. With an `https` base URL the default is
+    /// `__Host-oauth2-session` (browsers then insist on `Secure`, `Path=/` and no `Domain`).
+    public var cookieName: String
+    /// The longest time between two requests of a session.
+    public var idleLifetime: TimeInterval
+    /// The longest time a session lasts, however much it is used.
+    public var absoluteLifetime: TimeInterval
+    /// How long a sign-in may take at the provider before its callback is refused.
+    public var signInLifetime: TimeInterval
+    /// Absolute URLs (other than the app's own origin) that `returnTo` may name: the origin
+    /// (scheme, host, port) of each is allowed. Relative paths of the app are always allowed.
+    public var allowedReturnOrigins: [URL]
+    /// Revoke the refresh token (or, without one, the access token) at sign-out, when the
+    /// provider has a revocation endpoint.
+    public var revokesTokensAtSignOut: Bool
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - publicBaseURL: the app's address as browsers reach it.
+    ///   - scopes: the scopes of every sign-in (`openid` is needed: the session's user comes
+    ///     from the ID token).
+    ///   - idleLifetime: 1 day by default (express-openid-connect's rolling duration).
+    ///   - absoluteLifetime: 7 days by default.
+    public init(
+        publicBaseURL: URL,
+        scopes: [String] = ["openid", "profile", "email"],
+        loginPath: String = "/auth/login",
+        callbackPath: String = "/auth/callback",
+        logoutPath: String = "/auth/logout",
+        backChannelLogoutPath: String = "/auth/backchannel-logout",
+        frontChannelLogoutPath: String = "/auth/frontchannel-logout",
+        postLogoutPath: String = "/",
+        cookieName: String? = nil,
+        idleLifetime: TimeInterval = 24 * 3600,
+        absoluteLifetime: TimeInterval = 7 * 24 * 3600,
+        signInLifetime: TimeInterval = 10 * 60,
+        allowedReturnOrigins: [URL] = [],
+        revokesTokensAtSignOut: Bool = true
+    ) {
+        self.publicBaseURL = publicBaseURL
+        self.scopes = scopes
+        self.loginPath = loginPath
+        self.callbackPath = callbackPath
+        self.logoutPath = logoutPath
+        self.backChannelLogoutPath = backChannelLogoutPath
+        self.frontChannelLogoutPath = frontChannelLogoutPath
+        self.postLogoutPath = postLogoutPath
+        self.cookieName = cookieName ?? (publicBaseURL.scheme?.lowercased() == "https" ? "__Host-oauth2-session" : "oauth2-session")
+        self.idleLifetime = idleLifetime
+        self.absoluteLifetime = absoluteLifetime
+        self.signInLifetime = signInLifetime
+        self.allowedReturnOrigins = allowedReturnOrigins
+        self.revokesTokensAtSignOut = revokesTokensAtSignOut
+    }
+
+    /// `publicBaseURL` + `path`.
+    func url(_ path: String) -> URL {
+        var base = publicBaseURL.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        return URL(string: base + (path.hasPrefix("/") ? path : "/" + path))!
+    }
+
+    /// The redirect URI registered at the provider.
+    public var redirectURI: URL { url(callbackPath) }
+
+    /// Whether the cookies carry `Secure`: always, but on a plain-HTTP loopback address
+    /// (a developer's machine), where a browser would drop a `Secure` cookie.
+    var securesCookies: Bool {
+        guard publicBaseURL.scheme?.lowercased() == "http" else { return true }
+        let host = publicBaseURL.host?.lowercased() ?? ""
+        return !(host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]")
+    }
+
+    /// The cookie that binds a pending sign-in to its browser (see ``PendingSignIn``).
+    var bindingCookieName: String { cookieName + "-signin" }
+}
