@@ -290,11 +290,11 @@ let package = Package(
         ),
         // The web core's rules (resource server: access tokens, introspection cache, DPoP
         // proofs; back-channel logout tokens), with real keys and the library's transport
-        // seam: no socket.
+        // seam; web sign-in against the embedded provider on loopback.
         .testTarget(
             name: "OAuth2WebTests",
             dependencies: [
-                "OAuth2Web", "OAuth2", "OAuth2JOSE", "OAuth2TestSupport",
+                "OAuth2Web", "OAuth2", "OAuth2JOSE", "OAuth2TestSupport", "OAuth2Testing",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,7 +1,8 @@
 // libFuzzer harness for what a web service receives from outside: the Authorization header, a
 // JWT access token (signature and RFC 9068 claims), a DPoP proof, and a back-channel logout
-// request's body (its form, then the logout token's signature and claims). The first byte
-// picks which; the rest is the input. Built without --sanitize=fuzzer this program does nothing.
+// request's body (its form, then the logout token's signature and claims), and what a web
+// app's sign-in reads: `Cookie` header fields, a `returnTo`, a callback's query. The first
+// byte picks which (its high bit: the web sign-in's inputs); the rest is the input. Built without --sanitize=fuzzer this program does nothing.
 import Foundation
 import HTTPTypes
 import OAuth2
@@ -26,6 +27,10 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: start, count: count)
     guard let selector = bytes.first else { return 0 }
     let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+    if selector >= 0x80 {
+        webSignInInput(text, selector: selector)
+        return 0
+    }
     if selector % 4 == 3 {
         // Every failure is a LogoutTokenError.
         do throws(LogoutTokenError) {
@@ -63,4 +68,41 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         precondition(!error.message.isEmpty, "an error without a message")
     }
     return 0
+}
+
+private enum WebFixture {
+    static let configuration: WebSignInConfiguration = {
+        var configuration = WebSignInConfiguration(publicBaseURL: URL(string: "https://app.example")!)
+        configuration.allowedReturnOrigins = [URL(string: "https://shop.example")!]
+        return configuration
+    }()
+}
+
+/// Cookies (no value carries a separator; only 43-character base64url values count as session
+/// ids), `returnTo` (never another origin, a scheme-relative URL or a backslash), a callback's
+/// query and a form body (decoded or refused, never a crash).
+private func webSignInInput(_ text: String, selector: UInt8) {
+    switch selector % 3 {
+    case 0:
+        var fields = HTTPFields()
+        for line in text.split(separator: "\n", maxSplits: 3) { fields.append(HTTPField(name: .cookie, value: String(line))) }
+        for value in WebCookies.values(named: WebFixture.configuration.cookieName, in: fields) {
+            precondition(!value.contains(";"), "a cookie value with a separator")
+            if WebCookies.isWellFormedID(value) { precondition(value.utf8.count == 43, "a session id of another length") }
+        }
+    case 1:
+        guard let checked = ReturnTo.checked(text, configuration: WebFixture.configuration) else { return }
+        precondition(!checked.contains("\\") && !checked.unicodeScalars.contains { $0.value < 0x20 }, "a returnTo with a backslash or control character")
+        if checked.hasPrefix("/") {
+            precondition(!checked.hasPrefix("//"), "a scheme-relative returnTo")
+            precondition(WebFixture.configuration.url(checked).host == "app.example", "a path of the app that leaves it")
+        } else {
+            let host = URL(string: checked)?.host?.lowercased()
+            precondition(host == "app.example" || host == "shop.example", "a returnTo to another origin")
+        }
+    default:
+        let request = HTTPRequest(method: .get, scheme: "https", authority: "app.example", path: "/auth/callback?" + text)
+        _ = WebSignIn.query(of: request)
+        _ = WebSignIn.form(Array(text.utf8))
+    }
 }

@@ -103,7 +103,8 @@ extension ProviderCore {
             let code = Random.token()
             state.codes[code] = CodeRecord(
                 clientID: client.id, redirectURI: target.uri, challenge: challenge, scopes: scopes, nonce: parameters["nonce"],
-                username: user.username, authTime: now, sessionID: sessionID, expiresAt: now.addingTimeInterval(lifetime.timeInterval))
+                username: user.username, authTime: now, sessionID: sessionID,
+                acr: parameters["acr_values"]?.split(separator: " ").first.map(String.init), expiresAt: now.addingTimeInterval(lifetime.timeInterval))
             return .success(code)
         }
         switch outcome {

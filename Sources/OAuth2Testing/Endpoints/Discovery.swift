@@ -37,7 +37,7 @@ extension ProviderCore {
             "code_challenge_methods_supported": strings(["S256"]),
             "authorization_response_iss_parameter_supported": .bool(sendsIssuerParameter),
             "claims_supported": strings(
-                ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid", "amr"] + Self.scopeClaims.values.flatMap { $0 }.sorted()),
+                ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "sid", "acr", "amr"] + Self.scopeClaims.values.flatMap { $0 }.sorted()),
             "claims_parameter_supported": false,
             "request_parameter_supported": false,
             "request_uri_parameter_supported": false,

@@ -62,7 +62,7 @@ extension ProviderCore {
             guard let user = state.users[record.username] else { return .oauthError("invalid_grant", "The user no longer exists.") }
             let grant = GrantRecord(
                 id: Random.token(bytes: 16), clientID: client.id, username: user.username, subject: user.subject,
-                scopes: record.scopes, authTime: record.authTime, sessionID: record.sessionID)
+                scopes: record.scopes, authTime: record.authTime, sessionID: record.sessionID, acr: record.acr)
             state.grants[grant.id] = grant
             record.grantID = grant.id
             state.codes[code] = record
@@ -240,7 +240,8 @@ extension ProviderCore {
     }
 
     /// An ID token (OIDC Core §2): `iss`, `sub`, `aud`, `exp`, `iat`, `auth_time`, `nonce`
-    /// (when sent), `at_hash`, `sid` (authorization code grants), `amr`, and the claims the
+    /// (when sent), `at_hash`, `sid` (authorization code grants), `acr` (the first
+    /// `acr_values` asked for), `amr`, and the claims the
     /// scopes release.
     func idToken(
         for user: TestProvider.User, grant: GrantRecord, clientID: String, scopes: [String], nonce: String?, accessToken: String,
@@ -257,6 +258,7 @@ extension ProviderCore {
         claims["amr"] = ["pwd"]
         if let nonce { claims["nonce"] = .string(nonce) }
         if let sessionID = grant.sessionID { claims["sid"] = .string(sessionID) }
+        if let acr = grant.acr { claims["acr"] = .string(acr) }
         claims["at_hash"] = .string(Self.halfHash(accessToken, algorithm: key.algorithm))
         return try key.sign(claims: claims, header: ["typ": "JWT"])
     }

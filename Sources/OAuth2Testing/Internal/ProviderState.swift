@@ -13,6 +13,8 @@ struct GrantRecord: Sendable {
     let authTime: Date?
     /// The browser session (authorization code grants only).
     let sessionID: String?
+    /// The authentication context class of the sign-in (the first `acr_values` asked for).
+    var acr: String? = nil
 }
 
 struct CodeRecord: Sendable {
@@ -24,6 +26,8 @@ struct CodeRecord: Sendable {
     let username: String
     let authTime: Date
     let sessionID: String
+    /// The first of the request's `acr_values`: the provider claims to have met it.
+    let acr: String?
     let expiresAt: Date
     /// Set at the first redemption attempt: a code is good for one try.
     var used = false

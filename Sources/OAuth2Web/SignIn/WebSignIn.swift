@@ -388,7 +388,7 @@ public struct WebSignIn: Sendable {
     }
 
     /// A path of the app (or an allowed URL) as an absolute URL for `Location`.
-    func location(_ returnTo: String) -> URL {
+    package func location(_ returnTo: String) -> URL {
         returnTo.hasPrefix("/") ? configuration.url(returnTo) : (URL(string: returnTo) ?? configuration.url("/"))
     }
 
@@ -419,7 +419,7 @@ public struct WebSignIn: Sendable {
     }
 
     /// The query's parameters; of a repeated name, the first.
-    static func query(of request: HTTPRequest) -> [String: String] {
+    package static func query(of request: HTTPRequest) -> [String: String] {
         guard let raw = rawQuery(of: request), let pairs = FormURLEncoding.decode(raw) else { return [:] }
         var result: [String: String] = [:]
         for (name, value) in pairs where result[name] == nil { result[name] = value }
@@ -427,7 +427,7 @@ public struct WebSignIn: Sendable {
     }
 
     /// A form-encoded body's parameters (at most 32 KB); `nil` when it is not one.
-    static func form(_ body: some Sequence<UInt8>) -> [String: String]? {
+    package static func form(_ body: some Sequence<UInt8>) -> [String: String]? {
         var bytes: [UInt8] = []
         for byte in body {
             guard bytes.count < 32 * 1024 else { return nil }

@@ -81,11 +81,11 @@ public struct WebSignInConfiguration: Sendable {
         self.revokesTokensAtSignOut = revokesTokensAtSignOut
     }
 
-    /// `publicBaseURL` + `path`.
-    func url(_ path: String) -> URL {
+    /// `publicBaseURL` + `path` (`publicBaseURL` itself if that is no URL).
+    package func url(_ path: String) -> URL {
         var base = publicBaseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        return URL(string: base + (path.hasPrefix("/") ? path : "/" + path))!
+        return URL(string: base + (path.hasPrefix("/") ? path : "/" + path)) ?? publicBaseURL
     }
 
     /// The redirect URI registered at the provider.
