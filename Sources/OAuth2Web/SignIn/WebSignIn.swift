@@ -50,7 +50,7 @@ public struct WebSignIn: Sendable {
     public let sessions: any WebSessionStore
     /// Where the users' tokens are kept (one record per session).
     public let tokens: any TokenStore
-    /// The options of each user's token ``OAuth2/Session``.
+    /// The options of each user's token `Session`.
     public let sessionOptions: Session.Options
     private let backChannel: BackChannelLogoutEndpoint?
     private let logger: Logger

@@ -47,8 +47,19 @@ public struct WebSignInConfiguration: Sendable {
     ///   - publicBaseURL: the app's address as browsers reach it.
     ///   - scopes: the scopes of every sign-in (`openid` is needed: the session's user comes
     ///     from the ID token).
+    ///   - loginPath: the route that starts a sign-in.
+    ///   - callbackPath: the redirect URI's path.
+    ///   - logoutPath: the sign-out route (POST).
+    ///   - backChannelLogoutPath: the back-channel logout route (the provider's POSTs).
+    ///   - frontChannelLogoutPath: the front-channel logout route (the provider's frame).
+    ///   - postLogoutPath: where the browser lands after a sign-out.
+    ///   - cookieName: the session cookie's name; by default `__Host-oauth2-session` for an
+    ///     `https` base URL, else `oauth2-session`.
     ///   - idleLifetime: 1 day by default (express-openid-connect's rolling duration).
     ///   - absoluteLifetime: 7 days by default.
+    ///   - signInLifetime: how long a sign-in may take at the provider (10 minutes).
+    ///   - allowedReturnOrigins: other origins `returnTo` may name.
+    ///   - revokesTokensAtSignOut: revoke the tokens at sign-out (on by default).
     public init(
         publicBaseURL: URL,
         scopes: [String] = ["openid", "profile", "email"],
