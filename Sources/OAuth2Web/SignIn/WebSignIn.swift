@@ -104,20 +104,51 @@ public struct WebSignIn: Sendable {
 
     // MARK: Routes
 
+    /// The sign-in's own routes.
+    public enum Route: Sendable, Hashable {
+        /// ``WebSignInConfiguration/loginPath``.
+        case login
+        /// ``WebSignInConfiguration/callbackPath``.
+        case callback
+        /// ``WebSignInConfiguration/logoutPath``.
+        case logout
+        /// ``WebSignInConfiguration/backChannelLogoutPath``.
+        case backChannelLogout
+        /// ``WebSignInConfiguration/frontChannelLogoutPath``.
+        case frontChannelLogout
+
+        /// Whether the route reads the request's body (at most 32 KB): an adapter collects it
+        /// for these only.
+        public var readsBody: Bool { self == .logout || self == .backChannelLogout }
+    }
+
+    /// The sign-in route `request` is for, by its path; `nil` for any other.
+    public func route(of request: HTTPRequest) -> Route? {
+        switch Self.path(of: request) {
+        case configuration.loginPath: .login
+        case configuration.callbackPath: .callback
+        case configuration.logoutPath: .logout
+        case configuration.backChannelLogoutPath: .backChannelLogout
+        case configuration.frontChannelLogoutPath: .frontChannelLogout
+        default: nil
+        }
+    }
+
     /// Answers a request to one of the sign-in routes (login, callback, logout, back- and
     /// front-channel logout); `nil` for any other path.
     ///
     /// - Parameters:
     ///   - request: the request's head.
-    ///   - body: its body (read by the logout routes, at most 32 KB).
+    ///   - body: its body (read by the logout routes, at most 32 KB; see
+    ///     ``Route/readsBody``).
     public func handle(_ request: HTTPRequest, body: some Sequence<UInt8> = [UInt8]()) async -> WebResponse? {
-        switch Self.path(of: request) {
-        case configuration.loginPath: await login(request)
-        case configuration.callbackPath: await callback(request)
-        case configuration.logoutPath: await logout(request, body: body)
-        case configuration.backChannelLogoutPath: await backChannelLogout(request, body: body)
-        case configuration.frontChannelLogoutPath: await frontChannelLogout(request)
-        default: nil
+        switch route(of: request) {
+        case .login: await login(request)
+        case .callback: await callback(request)
+        case .logout: await logout(request, body: body)
+        case .backChannelLogout: await backChannelLogout(request, body: body)
+        case .frontChannelLogout: await frontChannelLogout(request)
+        case nil: nil
         }
     }
 
