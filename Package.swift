@@ -17,9 +17,11 @@ let package = Package(
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .library(name: "OAuth2Postgres", targets: ["OAuth2Postgres"]),
         .library(name: "OAuth2Web", targets: ["OAuth2Web"]),
+        .library(name: "OAuth2Vapor", targets: ["OAuth2Vapor"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
+        .executable(name: "oauth2-web-example-vapor", targets: ["VaporWebApp"]),
     ],
     // `URLSession` (on by default) puts `URLSessionTransport` in `OAuth2` and makes it the
     // default transport. Without it (`traits: []` in a dependent package, or
@@ -32,6 +34,9 @@ let package = Package(
         // `Postgres` (off by default) builds `OAuth2Postgres`, the token store a fleet of
         // replicas shares; only under it does SwiftPM resolve postgres-nio and its packages.
         .trait(name: "Postgres", description: "OAuth2Postgres: a PostgreSQL token store with single-flight refresh across replicas (postgres-nio)"),
+        // `Vapor` (off by default) builds `OAuth2Vapor`, the Vapor 4 adapter of OAuth2Web, and
+        // its example app; only under it does SwiftPM resolve Vapor and its packages.
+        .trait(name: "Vapor", description: "OAuth2Vapor: web sign-in and bearer-token middleware for Vapor 4"),
         .default(enabledTraits: ["URLSession"]),
     ],
     dependencies: [
@@ -47,6 +52,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
         // DocC: `swift package --disable-sandbox generate-documentation --target OAuth2`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -144,6 +150,29 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The Vapor 4 adapter of OAuth2Web: it only translates requests, responses and
+        // middleware. Its sources are inside `#if Vapor`; without the trait the module is empty.
+        .target(
+            name: "OAuth2Vapor",
+            dependencies: [
+                "OAuth2", "OAuth2Web",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The example web app on Vapor (Examples/VaporWebApp): sign-in, a profile page, an API
+        // route calling the provider with the user's token; the embedded provider by default.
+        .executableTarget(
+            name: "VaporWebApp",
+            dependencies: [
+                "OAuth2", "OAuth2Web", "OAuth2Vapor", "OAuth2Testing",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+            ],
+            path: "Examples/VaporWebApp",
             swiftSettings: strictSettings
         ),
         // An embedded OpenID provider on loopback for users' own tests and the CLI's demo. It
@@ -333,6 +362,21 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
             ],
             exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        // The Vapor adapter on a real Vapor server on loopback, with the embedded provider;
+        // without the `Vapor` trait it is empty.
+        .testTarget(
+            name: "OAuth2VaporTests",
+            dependencies: [
+                "OAuth2", "OAuth2Web", "OAuth2Vapor", "OAuth2Testing", "OAuth2TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
