@@ -127,7 +127,8 @@ let package = Package(
             name: "OAuth2Postgres",
             dependencies: [
                 "OAuth2",
-                // `PostgresReplayStore`: OAuth2Web's replay records, shared by a fleet of APIs.
+                // `PostgresReplayStore` and `PostgresWebSessionStore`: OAuth2Web's replay records and
+                // web sessions, shared by a fleet of replicas.
                 .target(name: "OAuth2Web", condition: .when(traits: ["Postgres"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

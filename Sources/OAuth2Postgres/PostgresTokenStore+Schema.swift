@@ -11,14 +11,16 @@ import PostgresNIO
 /// sealed token document. Version 2 moves the key id into a column of its own (`key_id`,
 /// indexed, so that rotation finds the rows of an old key) and the ciphertext into `sealed`
 /// (`bytea`), converting every row in place. Version 3 adds `oauth2_replay_records(key,
-/// expires_at)`, the one-time values an API has seen (``PostgresReplayStore``).
+/// expires_at)`, the one-time values an API has seen (``PostgresReplayStore``). Version 4
+/// adds `oauth2_web_sessions` and `oauth2_web_pending_sign_ins`, a web app's browser sessions
+/// and pending sign-ins (``PostgresWebSessionStore``).
 ///
 /// Migrations run in one transaction under an advisory lock of the schema, so replicas
 /// that start together migrate once; the applied versions are rows of
 /// `oauth2_schema_migrations`.
 enum StoreSchema {
     /// The newest schema version this library knows.
-    static let currentVersion = 3
+    static let currentVersion = 4
 
     struct Migration: Sendable {
         let version: Int
@@ -61,6 +63,30 @@ enum StoreSchema {
             [
                 "CREATE TABLE \(schema).oauth2_replay_records (key text PRIMARY KEY, expires_at timestamptz NOT NULL)",
                 "CREATE INDEX oauth2_replay_records_expires_at ON \(schema).oauth2_replay_records (expires_at)",
+            ]
+        },
+        Migration(version: 4, description: "web sessions") { schema in
+            [
+                """
+                CREATE TABLE \(schema).oauth2_web_sessions (
+                    id_hash text PRIMARY KEY,
+                    issuer text NOT NULL,
+                    subject text NOT NULL,
+                    provider_session_id text,
+                    record bytea NOT NULL,
+                    last_seen_at timestamptz NOT NULL,
+                    absolute_expiry timestamptz NOT NULL)
+                """,
+                "CREATE INDEX oauth2_web_sessions_provider_session ON \(schema).oauth2_web_sessions (issuer, provider_session_id)",
+                "CREATE INDEX oauth2_web_sessions_subject ON \(schema).oauth2_web_sessions (issuer, subject)",
+                "CREATE INDEX oauth2_web_sessions_absolute_expiry ON \(schema).oauth2_web_sessions (absolute_expiry)",
+                """
+                CREATE TABLE \(schema).oauth2_web_pending_sign_ins (
+                    state_hash text PRIMARY KEY,
+                    record bytea NOT NULL,
+                    expires_at timestamptz NOT NULL)
+                """,
+                "CREATE INDEX oauth2_web_pending_sign_ins_expires_at ON \(schema).oauth2_web_pending_sign_ins (expires_at)",
             ]
         },
     ]

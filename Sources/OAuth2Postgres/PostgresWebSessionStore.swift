@@ -1,0 +1,280 @@
+#if Postgres
+import Crypto
+import Foundation
+import NIOCore
+import OAuth2JOSE
+import OAuth2Web
+import PostgresNIO
+
+/// The browser sessions and pending sign-ins of a web app's replicas in PostgreSQL
+/// (`OAuth2Web`'s `WebSessionStore`): a session signed in on one replica is known to every
+/// other, a sign-in started on one completes on any (once), and a logout on one — the
+/// user's, or the provider's back-channel logout — ends the session on all.
+///
+/// It works through a ``PostgresTokenStore``'s connection pool, in its schema (tables
+/// `oauth2_web_sessions` and `oauth2_web_pending_sign_ins`, made by the store's migrations):
+/// run that store as a service, and give both to the app's `WebSignIn`, with a
+/// ``PostgresReplayStore`` for the logout tokens:
+///
+/// ```swift
+/// let signIn = WebSignIn(
+///     client: client, configuration: configuration,
+///     sessions: PostgresWebSessionStore(store: tokenStore), tokens: tokenStore,
+///     replayStore: PostgresReplayStore(store: tokenStore))
+/// ```
+///
+/// - A session is one row under the hash of its cookie's id (the cookie itself is never
+///   stored), with its issuer, subject and provider session id in columns of their own (a
+///   logout finds the sessions it names by index) and the record, JSON-encoded, in `record`.
+///   Its last use is the column `last_seen_at`, which ``touch(_:now:)`` only ever moves
+///   forward.
+/// - A pending sign-in is one row under the SHA-256 of its `state` (base64url), taken by one
+///   `DELETE … RETURNING`: two replicas that receive the same callback cannot both complete it.
+///
+/// Expired rows are never served; ``session(_:idleLifetime:now:)`` deletes the one it meets,
+/// and ``removeExpired(idleLifetime:now:)`` (a scheduled job) deletes the rest.
+///
+/// Every method throws ``PostgresTokenStoreError`` when the database cannot answer (the
+/// sign-in routes then answer 503); the messages name the operation, never a session id,
+/// a `state` or a record's content.
+public struct PostgresWebSessionStore: WebSessionStore {
+    /// The store whose pool and schema this one uses.
+    public let store: PostgresTokenStore
+
+    /// A web session store in `store`'s database and schema.
+    public init(store: PostgresTokenStore) {
+        self.store = store
+    }
+
+    var sessionsTable: String { "\(store.schema).oauth2_web_sessions" }
+    var pendingTable: String { "\(store.schema).oauth2_web_pending_sign_ins" }
+
+    // MARK: - Sessions
+
+    /// See `WebSessionStore.session(_:idleLifetime:now:)`: the session stored under
+    /// `idHash`, unless it has expired at `now` (`idleLifetime` after its last use, or its
+    /// absolute expiry) — an expired one is deleted.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``; ``PostgresTokenStoreError/Code/corrupt`` for a
+    ///   row whose record cannot be read.
+    public func session(_ idHash: String, idleLifetime: TimeInterval, now: Date) async throws -> WebSessionRecord? {
+        try await store.migrate()
+        let table = sessionsTable
+        let idleCutoff = now.addingTimeInterval(-idleLifetime)
+        return try await store.withPooledConnection("reading a web session") { [logger = store.logger] connection in
+            let query: PostgresQuery = "SELECT record, last_seen_at FROM \(unescaped: table) WHERE id_hash = \(idHash)"
+            var found: WebSessionRecord?
+            for try await (record, lastSeenAt) in try await connection.rows(query, logger: logger).decode((ByteBuffer, Date).self) {
+                found = try Self.sessionRecord(record, lastSeenAt: lastSeenAt)
+            }
+            guard let record = found else { return nil }
+            guard record.expiry(idleLifetime: idleLifetime) <= now else { return record }
+            // Deleted only if the row's own columns say it has expired: another replica,
+            // whose clock runs ahead, may have just touched it.
+            let delete: PostgresQuery = """
+                DELETE FROM \(unescaped: table)
+                WHERE id_hash = \(idHash) AND (absolute_expiry <= \(now) OR last_seen_at <= \(idleCutoff))
+                """
+            try await connection.run(delete, logger: logger)
+            return nil
+        }
+    }
+
+    /// See `WebSessionStore.save(_:)`: saves `record` under its `idHash`, replacing any
+    /// session there.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``.
+    public func save(_ record: WebSessionRecord) async throws {
+        try await store.migrate()
+        let table = sessionsTable
+        let bytes = ByteBuffer(bytes: try Self.encode(record, what: "web session"))
+        try await store.withPooledConnection("saving a web session") { [logger = store.logger] connection in
+            let query: PostgresQuery = """
+                INSERT INTO \(unescaped: table) (id_hash, issuer, subject, provider_session_id, record, last_seen_at, absolute_expiry)
+                VALUES (\(record.idHash), \(record.issuer), \(record.subject), \(record.providerSessionID), \(bytes),
+                    \(record.lastSeenAt), \(record.absoluteExpiry))
+                ON CONFLICT (id_hash) DO UPDATE SET issuer = excluded.issuer, subject = excluded.subject,
+                    provider_session_id = excluded.provider_session_id, record = excluded.record,
+                    last_seen_at = excluded.last_seen_at, absolute_expiry = excluded.absolute_expiry
+                """
+            try await connection.run(query, logger: logger)
+        }
+    }
+
+    /// See `WebSessionStore.touch(_:now:)`: sets the last use of the session `idHash` to
+    /// `now`, if it is still stored and was last used before `now` (a replica whose request
+    /// is older never moves it back).
+    ///
+    /// - Throws: ``PostgresTokenStoreError``.
+    public func touch(_ idHash: String, now: Date) async throws {
+        try await store.migrate()
+        let table = sessionsTable
+        try await store.withPooledConnection("recording the use of a web session") { [logger = store.logger] connection in
+            let query: PostgresQuery = """
+                UPDATE \(unescaped: table) SET last_seen_at = \(now) WHERE id_hash = \(idHash) AND last_seen_at < \(now)
+                """
+            try await connection.run(query, logger: logger)
+        }
+    }
+
+    /// See `WebSessionStore.remove(_:)`: removes the session `idHash`; returns it if it was
+    /// stored.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``. A connection lost during the removal is not
+    ///   retried (the second attempt could not return the removed session).
+    @discardableResult
+    public func remove(_ idHash: String) async throws -> WebSessionRecord? {
+        try await store.migrate()
+        let query: PostgresQuery = "DELETE FROM \(unescaped: sessionsTable) WHERE id_hash = \(idHash) RETURNING record, last_seen_at"
+        return try await removing(query, "removing a web session").first
+    }
+
+    /// See `WebSessionStore.removeSessions(issuer:subject:providerSessionID:)`: removes, in
+    /// one statement, every session of `issuer` whose provider session is
+    /// `providerSessionID` (when given) and whose subject is `subject` (when given); returns
+    /// them. With neither, removes nothing.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``. A connection lost during the removal is not
+    ///   retried: the caller learns that it may not have ended them (a back-channel logout
+    ///   then answers with an error, and the provider may send it again).
+    public func removeSessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord] {
+        try await store.migrate()
+        let table = sessionsTable
+        let query: PostgresQuery
+        switch (subject, providerSessionID) {
+        case (let subject?, let sid?):
+            query = """
+                DELETE FROM \(unescaped: table) WHERE issuer = \(issuer) AND provider_session_id = \(sid) AND subject = \(subject)
+                RETURNING record, last_seen_at
+                """
+        case (nil, let sid?):
+            query = "DELETE FROM \(unescaped: table) WHERE issuer = \(issuer) AND provider_session_id = \(sid) RETURNING record, last_seen_at"
+        case (let subject?, nil):
+            query = "DELETE FROM \(unescaped: table) WHERE issuer = \(issuer) AND subject = \(subject) RETURNING record, last_seen_at"
+        case (nil, nil):
+            return []
+        }
+        return try await removing(query, "removing the web sessions of a logout")
+    }
+
+    /// The sessions a `DELETE … RETURNING record, last_seen_at` removed.
+    private func removing(_ query: PostgresQuery, _ operation: String) async throws -> [WebSessionRecord] {
+        try await store.withPooledConnection(operation, idempotent: false) { [logger = store.logger] connection in
+            var removed: [WebSessionRecord] = []
+            for try await (record, lastSeenAt) in try await connection.rows(query, logger: logger).decode((ByteBuffer, Date).self) {
+                removed.append(try Self.sessionRecord(record, lastSeenAt: lastSeenAt))
+            }
+            return removed
+        }
+    }
+
+    // MARK: - Pending sign-ins
+
+    /// See `WebSessionStore.insert(_:)`: keeps `pending` under the hash of its request's
+    /// `state` until it expires.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``.
+    public func insert(_ pending: PendingSignIn) async throws {
+        try await store.migrate()
+        let table = pendingTable
+        let stateHash = Self.hash(pending.request.state)
+        let bytes = ByteBuffer(bytes: try Self.encode(pending, what: "pending sign-in"))
+        try await store.withPooledConnection("recording a pending sign-in") { [logger = store.logger] connection in
+            let query: PostgresQuery = """
+                INSERT INTO \(unescaped: table) (state_hash, record, expires_at) VALUES (\(stateHash), \(bytes), \(pending.expiresAt))
+                ON CONFLICT (state_hash) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at
+                """
+            try await connection.run(query, logger: logger)
+        }
+    }
+
+    /// See `WebSessionStore.takePendingSignIn(state:now:)`: removes and returns the pending
+    /// sign-in of `state` if it has not expired at `now`, in one
+    /// `DELETE … WHERE state_hash = … AND expires_at > … RETURNING record`: of any number of
+    /// replicas taking the same `state` at once, one gets it.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``; ``PostgresTokenStoreError/Code/corrupt`` for a
+    ///   record that cannot be read. A connection lost during the statement is not retried
+    ///   (the sign-in may have been taken): the browser signs in again.
+    public func takePendingSignIn(state: String, now: Date) async throws -> PendingSignIn? {
+        try await store.migrate()
+        let table = pendingTable
+        let stateHash = Self.hash(state)
+        return try await store.withPooledConnection("taking a pending sign-in", idempotent: false) { [logger = store.logger] connection in
+            let query: PostgresQuery = """
+                DELETE FROM \(unescaped: table) WHERE state_hash = \(stateHash) AND expires_at > \(now) RETURNING record
+                """
+            var taken: PendingSignIn?
+            for try await record in try await connection.rows(query, logger: logger).decode(ByteBuffer.self) {
+                taken = try Self.decode(PendingSignIn.self, from: record, what: "pending sign-in")
+            }
+            // The hash matched: the state is the one asked for (a collision of SHA-256 aside).
+            return taken
+        }
+    }
+
+    // MARK: - Cleaning up
+
+    /// Removes the sessions that have expired at `now` (the store's clock by default) —
+    /// `idleLifetime` after their last use, or at their absolute expiry — and the pending
+    /// sign-ins that have; returns how many rows went (sessions and pending sign-ins).
+    ///
+    /// Call it now and then (a scheduled job) with the app's
+    /// `WebSignInConfiguration.idleLifetime`; expired rows never make an answer wrong, they
+    /// only take room.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``.
+    @discardableResult
+    public func removeExpired(idleLifetime: TimeInterval, now: Date? = nil) async throws -> Int {
+        try await store.migrate()
+        let cutoff = now ?? store.configuration.now()
+        let idleCutoff = cutoff.addingTimeInterval(-idleLifetime)
+        let sessions = sessionsTable
+        let pending = pendingTable
+        return try await store.withPooledConnection("removing expired web sessions") { [logger = store.logger] connection in
+            var removed = 0
+            let expiredSessions: PostgresQuery = """
+                DELETE FROM \(unescaped: sessions) WHERE absolute_expiry <= \(cutoff) OR last_seen_at <= \(idleCutoff) RETURNING 1
+                """
+            for try await _ in try await connection.rows(expiredSessions, logger: logger) { removed += 1 }
+            let expiredSignIns: PostgresQuery = "DELETE FROM \(unescaped: pending) WHERE expires_at <= \(cutoff) RETURNING 1"
+            for try await _ in try await connection.rows(expiredSignIns, logger: logger) { removed += 1 }
+            return removed
+        }
+    }
+
+    // MARK: - Encoding
+
+    /// The SHA-256 of `value`, base64url: the key of a pending sign-in (its `state` is never
+    /// stored as a key, or logged).
+    static func hash(_ value: String) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Array(value.utf8))))
+    }
+
+    /// A session's record as stored, with its last use from the `last_seen_at` column (moved
+    /// on by ``touch(_:now:)``; kept to the microsecond, so the record's own, more precise,
+    /// value stands when the column was not moved).
+    static func sessionRecord(_ bytes: ByteBuffer, lastSeenAt: Date) throws -> WebSessionRecord {
+        var record = try decode(WebSessionRecord.self, from: bytes, what: "web session")
+        record.lastSeenAt = max(record.lastSeenAt, lastSeenAt)
+        return record
+    }
+
+    static func encode(_ value: some Encodable, what: String) throws -> [UInt8] {
+        do {
+            return Array(try JSONEncoder().encode(value))
+        } catch {
+            throw PostgresTokenStoreError(.corrupt, "the \(what) could not be encoded")
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: ByteBuffer, what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(bytes.readableBytesView))
+        } catch {
+            // Not the decoder's message: it may quote the record's values.
+            throw PostgresTokenStoreError(.corrupt, "a stored \(what) could not be read")
+        }
+    }
+}
+#endif
