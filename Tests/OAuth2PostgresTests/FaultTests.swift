@@ -129,7 +129,18 @@ struct FaultTests {
 
                     // Back: the first renewal uses the rotated refresh token and saves.
                     try await FaultCluster.run("start")
-                    let again = try await session.refresh()
+                    // The pool reconnects on its own schedule (its backoff grew while the server
+                    // was down): a renewal before it has a connection fails as the ones above, and
+                    // sends nothing; at most six of them (a minute) before one succeeds.
+                    var renewal: TokenSet?
+                    for _ in 0..<6 where renewal == nil {
+                        do {
+                            renewal = try await session.refresh()
+                        } catch let error as PostgresTokenStoreError where error.isTransient {
+                            continue
+                        }
+                    }
+                    let again = try #require(renewal, "no renewal succeeded within six attempts after the restart")
                     #expect(provider.requestCount(.token) == 2)
                     #expect(provider.isActive(token: again.accessToken))
                     let stored = try #require(try await store.withExclusiveAccess(to: key) { try await store.load(key) })

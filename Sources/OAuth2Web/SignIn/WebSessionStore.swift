@@ -97,7 +97,8 @@ public protocol WebSessionStore: Sendable {
     func session(_ idHash: String, idleLifetime: TimeInterval, now: Date) async throws -> WebSessionRecord?
     /// Saves `record` under its ``WebSessionRecord/idHash``, replacing any record there.
     func save(_ record: WebSessionRecord) async throws
-    /// Sets the last use of the session `idHash` to `now`, if it is still stored.
+    /// Sets the last use of the session `idHash` to `now`, if it is still stored and `now` is
+    /// later than its last use.
     func touch(_ idHash: String, now: Date) async throws
     /// Removes the session `idHash`; returns it if it was stored.
     @discardableResult
@@ -158,6 +159,8 @@ public actor MemoryWebSessionStore: WebSessionStore {
     }
 
     public func touch(_ idHash: String, now: Date) {
+        // Only forward: a request that started earlier does not shorten the session.
+        guard let seen = sessions[idHash]?.lastSeenAt, now > seen else { return }
         sessions[idHash]?.lastSeenAt = now
     }
 
