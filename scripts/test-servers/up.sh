@@ -23,6 +23,8 @@ ensure_debs $GLEWLWYD_DEBS $DOT_DEBS $AUTHGENT_DEBS $LEMONLDAP_DEBS $OIDCPROVIDE
   $POSTGRES_DEBS
 # The headless browser of the browser journeys (Selenium's venv; its Debian part is above).
 "$TS_DIR/chromium.sh" install >/dev/null
+# joserfc, the independent JOSE implementation whose DPoP proofs OAuth2Web's tests check.
+"$TS_DIR/jose.sh" install >/dev/null
 wait "$venv_pid" || die "making the DOT venv failed"
 wait "$authgent_venv_pid" || die "making the authgent venv failed"
 wait "$oidcprovider_venv_pid" || die "making the django-oidc-provider venv failed"
@@ -80,6 +82,7 @@ vars() {
     OAUTH2_TEST_POST_LOGOUT_URI="$POST_LOGOUT_URI" \
     OAUTH2_TEST_POSTGRES_URL="$OAUTH2_TEST_POSTGRES_URL" OAUTH2_TEST_POSTGRES_CA_FILE="$OAUTH2_TEST_POSTGRES_CA_FILE" \
     OAUTH2_TEST_POSTGRES_FAULT_URL="$OAUTH2_TEST_POSTGRES_FAULT_URL" \
+    OAUTH2_TEST_JOSE_PYTHON="$("$TS_DIR/jose.sh" python)" \
     OAUTH2_TEST_KEYRING_BUS="$("$TS_DIR/keyring.sh" address)"; do
     printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
   done
