@@ -59,6 +59,27 @@ struct LogoutTests {
         }
     }
 
+    @Test("A front-channel logout without iss and sid ends the session of the browser's cookie")
+    func frontChannelLogout() async throws {
+        try await WebAppFixture.withApp { provider, app in
+            var browser = Browser()
+            _ = try await browser.signIn(app: app, provider: provider)
+            let (logout, body) = try await browser.get(app.at("/auth/frontchannel-logout"))
+            #expect(logout.status == .ok)
+            #expect(logout.headerFields[.cacheControl] == "no-store")
+            #expect(body.text.contains("Signed out"))
+            #expect(browser.cookies["oauth2-session"] == nil)
+            let (home, homeBody) = try await browser.get(app.at("/"))
+            #expect(home.status == .ok)
+            #expect(homeBody.text.contains(#"<p id="status">Not signed in</p>"#))
+            // Another provider's iss, or an iss without sid: refused.
+            let (foreign, _) = try await browser.get(URL(string: app.at("/auth/frontchannel-logout").absoluteString + "?iss=http%3A%2F%2Fevil.example&sid=1")!)
+            #expect(foreign.status == .forbidden)
+            let (half, _) = try await browser.get(URL(string: app.at("/auth/frontchannel-logout").absoluteString + "?sid=1")!)
+            #expect(half.status == .forbidden)
+        }
+    }
+
     @Test("A sign-out body over 32 KB is refused with 413; other routes' bodies are not read")
     func bodyLimit() async throws {
         try await WebAppFixture.withApp { provider, app in
