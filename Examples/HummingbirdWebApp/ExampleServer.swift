@@ -29,8 +29,9 @@ enum ExampleServer {
         onListening: @escaping @Sendable (URL) async -> Void
     ) async throws {
         let transport = AsyncHTTPClientTransport(tls: .init(caBundlePath: settings.caFile))
-        var environment = HTTPEnvironment(transport: transport)
-        environment.logger = logger
+        // A metadata cache of its own: the app has one client, and an embedded provider of a
+        // test may reuse the port, and so the issuer, of an earlier one.
+        let environment = HTTPEnvironment(transport: transport, logger: logger, metadataCache: MetadataCache())
         var startedProvider: TestProvider?
         do {
             let provider: TestProvider?
