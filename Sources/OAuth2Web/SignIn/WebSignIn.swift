@@ -134,6 +134,16 @@ public struct WebSignIn: Sendable {
         }
     }
 
+    /// The most bytes of a request body that ``handle(_:body:)`` reads (a logout form, a
+    /// logout token): an adapter collects at most this much, and answers 413 beyond it.
+    public static let maximumBodySize = 32 * 1024
+
+    /// Whether ``handle(_:body:)`` reads the body of `request`: a POST to the logout or
+    /// back-channel logout route. An adapter collects a body only then.
+    public func readsBody(_ request: HTTPRequest) -> Bool {
+        request.method == .post && route(of: request)?.readsBody == true
+    }
+
     /// Answers a request to one of the sign-in routes (login, callback, logout, back- and
     /// front-channel logout); `nil` for any other path.
     ///
@@ -461,7 +471,7 @@ public struct WebSignIn: Sendable {
     package static func form(_ body: some Sequence<UInt8>) -> [String: String]? {
         var bytes: [UInt8] = []
         for byte in body {
-            guard bytes.count < 32 * 1024 else { return nil }
+            guard bytes.count < maximumBodySize else { return nil }
             bytes.append(byte)
         }
         guard let text = String(validating: bytes, as: UTF8.self), let pairs = FormURLEncoding.decode(text) else { return nil }
