@@ -17,9 +17,11 @@ let package = Package(
         .library(name: "OAuth2Testing", targets: ["OAuth2Testing"]),
         .library(name: "OAuth2Postgres", targets: ["OAuth2Postgres"]),
         .library(name: "OAuth2Web", targets: ["OAuth2Web"]),
+        .library(name: "OAuth2Hummingbird", targets: ["OAuth2Hummingbird"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
+        .executable(name: "oauth2-web-example-hummingbird", targets: ["HummingbirdWebApp"]),
     ],
     // `URLSession` (on by default) puts `URLSessionTransport` in `OAuth2` and makes it the
     // default transport. Without it (`traits: []` in a dependent package, or
@@ -32,6 +34,10 @@ let package = Package(
         // `Postgres` (off by default) builds `OAuth2Postgres`, the token store a fleet of
         // replicas shares; only under it does SwiftPM resolve postgres-nio and its packages.
         .trait(name: "Postgres", description: "OAuth2Postgres: a PostgreSQL token store with single-flight refresh across replicas (postgres-nio)"),
+        // `Hummingbird` (off by default) builds `OAuth2Hummingbird`, the adapter of OAuth2Web's
+        // sign-in and bearer checks to Hummingbird 2, and its example app; only under it does
+        // SwiftPM resolve Hummingbird and its packages.
+        .trait(name: "Hummingbird", description: "OAuth2Hummingbird: OAuth2Web's sign-in and bearer-token middleware for Hummingbird 2"),
         .default(enabledTraits: ["URLSession"]),
     ],
     dependencies: [
@@ -47,6 +53,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // Without its default traits: no swift-configuration (the adapter reads no configuration).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
         // DocC: `swift package --disable-sandbox generate-documentation --target OAuth2`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -146,6 +154,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // OAuth2Web for Hummingbird 2: middleware that only translates requests and responses.
+        // Its sources are inside `#if Hummingbird`; without the trait the module is empty and
+        // nothing of Hummingbird is built.
+        .target(
+            name: "OAuth2Hummingbird",
+            dependencies: [
+                "OAuth2", "OAuth2Web",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+            ],
+            swiftSettings: strictSettings
+        ),
         // An embedded OpenID provider on loopback for users' own tests and the CLI's demo. It
         // uses OAuth2 for JOSE signing only: its protocol decisions are its own.
         .target(
@@ -196,6 +217,20 @@ let package = Package(
             name: "OAuth2Example",
             dependencies: ["OAuth2", .product(name: "Logging", package: "swift-log")],
             path: "Sources/OAuth2Example",
+            swiftSettings: strictSettings
+        ),
+        // `oauth2-web-example-hummingbird`: a web app that signs users in with OAuth2Hummingbird
+        // (README; the browser journeys drive it). Without the trait it is an empty program.
+        .executableTarget(
+            name: "HummingbirdWebApp",
+            dependencies: [
+                "OAuth2", "OAuth2JOSE", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing", "OAuth2AsyncHTTPClient",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+            ],
+            path: "Examples/HummingbirdWebApp",
             swiftSettings: strictSettings
         ),
         // libFuzzer harnesses; see README ("Fuzz/") and scripts/fuzz. Built normally they are empty programs.

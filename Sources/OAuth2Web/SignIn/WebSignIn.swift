@@ -104,6 +104,18 @@ public struct WebSignIn: Sendable {
 
     // MARK: Routes
 
+    /// The most bytes of a request body that ``handle(_:body:)`` reads (a logout form, a
+    /// logout token): an adapter collects at most this much, and answers 413 beyond it.
+    package static let maximumBodySize = 32 * 1024
+
+    /// Whether ``handle(_:body:)`` reads the body of `request`: a POST to the logout or
+    /// back-channel logout route. An adapter collects a body only then.
+    package func readsBody(_ request: HTTPRequest) -> Bool {
+        guard request.method == .post else { return false }
+        let path = Self.path(of: request)
+        return path == configuration.logoutPath || path == configuration.backChannelLogoutPath
+    }
+
     /// Answers a request to one of the sign-in routes (login, callback, logout, back- and
     /// front-channel logout); `nil` for any other path.
     ///
@@ -430,7 +442,7 @@ public struct WebSignIn: Sendable {
     static func form(_ body: some Sequence<UInt8>) -> [String: String]? {
         var bytes: [UInt8] = []
         for byte in body {
-            guard bytes.count < 32 * 1024 else { return nil }
+            guard bytes.count < maximumBodySize else { return nil }
             bytes.append(byte)
         }
         guard let text = String(validating: bytes, as: UTF8.self), let pairs = FormURLEncoding.decode(text) else { return nil }

@@ -1,0 +1,179 @@
+#if Hummingbird
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import OAuth2
+import OAuth2AsyncHTTPClient
+import OAuth2Hummingbird
+import OAuth2JOSE
+import OAuth2Testing
+import OAuth2Web
+
+/// The example app: its provider, its client, its routes and its server.
+enum ExampleServer {
+    /// The client id the app registers at the embedded provider.
+    static let embeddedClientID = "oauth2-web-example"
+
+    /// Runs the app until it is stopped (a signal when `handlesSignals`, else the task's
+    /// cancellation).
+    ///
+    /// - Parameters:
+    ///   - settings: where to listen and which provider to use.
+    ///   - embeddedProvider: the provider to use when `settings.issuer` is `nil` (tests pass
+    ///     theirs); `nil`: start one with the demo configuration, for as long as the app runs.
+    ///   - onListening: called with the public URL once the server accepts connections.
+    static func run(
+        settings: ExampleSettings, embeddedProvider: TestProvider? = nil, logger: Logger, handlesSignals: Bool,
+        onListening: @escaping @Sendable (URL) async -> Void
+    ) async throws {
+        let transport = AsyncHTTPClientTransport(tls: .init(caBundlePath: settings.caFile))
+        var environment = HTTPEnvironment(transport: transport)
+        environment.logger = logger
+        var startedProvider: TestProvider?
+        do {
+            let provider: TestProvider?
+            let issuer: URL
+            let clientID: String
+            let clientSecret: String?
+            if let configured = settings.issuer {
+                provider = nil
+                issuer = configured
+                clientID = settings.clientID ?? ""
+                clientSecret = settings.clientSecret
+            } else {
+                if let embeddedProvider {
+                    provider = embeddedProvider
+                } else {
+                    startedProvider = try await TestProvider.start(configuration: .demo)
+                    provider = startedProvider
+                }
+                issuer = provider!.issuer
+                clientID = embeddedClientID
+                clientSecret = randomSecret()
+                logger.info("Using the embedded test provider at \(issuer.absoluteString) (user \(TestProvider.Demo.username))")
+            }
+            // The redirect URI is WebSignIn's (from the public URL), set in every request.
+            let client = try await OAuth2Client(
+                server: .issuer(issuer),
+                configuration: ClientConfiguration(clientID: clientID, clientSecret: clientSecret, scopes: settings.scopes),
+                environment: environment)
+            // The bearer-protected API checks the provider's (opaque) access tokens at its
+            // introspection endpoint, with the app's own client credentials.
+            let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client, logger: logger), logger: logger)
+
+            let responder = DeferredResponder<AppRequestContext>()
+            let app = Application(
+                responder: responder,
+                configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: nil),
+                onServerRunning: { channel in
+                    // Only now is the port known (0 asks for any free one), and with it the
+                    // public URL, the redirect URI and the logout URIs.
+                    let port = channel.localAddress?.port ?? settings.port
+                    let publicURL = settings.publicURL ?? settings.defaultPublicURL(port: port)
+                    let configuration = WebSignInConfiguration(publicBaseURL: publicURL, scopes: settings.scopes)
+                    if let provider {
+                        var base = publicURL.absoluteString
+                        while base.hasSuffix("/") { base.removeLast() }
+                        provider.register(
+                            TestProvider.Client(
+                                id: clientID, secret: clientSecret, redirectURIs: [configuration.redirectURI],
+                                postLogoutRedirectURIs: [URL(string: base + configuration.postLogoutPath)!],
+                                grantTypes: [.authorizationCode, .refreshToken], allowedScopes: TestProvider.Demo.scopes.union(settings.scopes),
+                                backChannelLogoutURI: URL(string: base + configuration.backChannelLogoutPath)!))
+                    }
+                    let signIn = WebSignIn(client: client, configuration: configuration, logger: logger)
+                    responder.set(router(signIn: signIn, resourceServer: resourceServer).buildResponder())
+                    logger.info("Listening on \(settings.host):\(port), public URL \(publicURL.absoluteString)")
+                    await onListening(publicURL)
+                },
+                logger: logger)
+            if handlesSignals {
+                try await app.runService()
+            } else {
+                try await app.run()
+            }
+        } catch {
+            await startedProvider?.shutdown()
+            try? await transport.shutdown()
+            throw error
+        }
+        await startedProvider?.shutdown()
+        try? await transport.shutdown()
+    }
+
+    /// The app's routes.
+    static func router(signIn: WebSignIn, resourceServer: ResourceServer) -> Router<AppRequestContext> {
+        let router = Router(context: AppRequestContext.self)
+        // The sign-in routes under /auth, and the user (if any) in every request's context.
+        router.add(middleware: WebSignInMiddleware(signIn))
+        router.get("/healthz") { _, _ in "ok" }
+        router.get("/") { _, context in Pages.home(context.webUser) }
+
+        // Pages that need a signed-in user: a browser that has none is sent to sign in.
+        let signedIn = router.group().add(middleware: WebSignInMiddleware(signIn, requiring: WebAccessRequirement()))
+        signedIn.get("/profile") { _, context in Pages.profile(context.webUser!) }
+        signedIn.get("/api/userinfo") { _, context in try await userInfo(context.webUser!, client: signIn.client, logger: context.logger) }
+
+        // An API for other clients: the provider's access token as a bearer (or DPoP) token.
+        router.group("/api/bearer")
+            .add(middleware: ResourceServerMiddleware(resourceServer))
+            .get("whoami") { _, context in try tokenInfo(context.accessToken!) }
+        return router
+    }
+
+    /// The provider's UserInfo for the user, with their access token (refreshed when needed
+    /// by their token session), as JSON.
+    static func userInfo(_ user: WebUser, client: OAuth2Client, logger: Logger) async throws -> Response {
+        do {
+            let tokens = try await user.tokens.freshTokens()
+            let info = try await client.userInfo(accessToken: tokens.accessToken, tokenType: tokens.tokenType, expectedSubject: user.subject)
+            return try json(.ok, info.claims)
+        } catch let error as OAuth2Error {
+            logger.warning("UserInfo failed: \(error.code)")
+            return try json(.badGateway, ["error": .string("userinfo_failed"), "code": .string(error.code.rawValue)])
+        }
+    }
+
+    /// What the API knows of a verified access token.
+    static func tokenInfo(_ token: VerifiedAccessToken) throws -> Response {
+        var claims: [String: JSONValue] = ["scope": .string(token.scopes.sorted().joined(separator: " "))]
+        if let subject = token.subject { claims["sub"] = .string(subject) }
+        if let clientID = token.clientID { claims["client_id"] = .string(clientID) }
+        return try json(.ok, claims)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: [String: JSONValue]) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    /// 32 random bytes, hex: the secret of the client registered at the embedded provider.
+    static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}
+
+/// A responder that answers 503 until the real one is set: the router needs the public URL,
+/// which needs the port, which is known only once the server listens.
+final class DeferredResponder<Context: RequestContext>: HTTPResponder, @unchecked Sendable {
+    private let lock = NSLock()
+    private var responder: (any HTTPResponder<Context>)?
+
+    func set(_ responder: some HTTPResponder<Context>) {
+        lock.withLock { self.responder = responder }
+    }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        guard let responder = lock.withLock({ self.responder }) else {
+            return Response(status: .serviceUnavailable, headers: [.retryAfter: "1"])
+        }
+        return try await responder.respond(to: request, context: context)
+    }
+}
+#endif
