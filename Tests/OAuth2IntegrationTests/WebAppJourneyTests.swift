@@ -28,8 +28,7 @@ extension Integration {
         @Test("Glewlwyd: the session ended at the provider ends the app's (back-channel logout)")
         func glewlwydBackChannelLogout() async throws {
             let app = WebApp(.glewlwyd)
-            try await app.run {
-                let chromium = try Chromium(name: "web-glewlwyd-back-channel-logout")
+            try await app.run(name: "back-channel-logout") { chromium in
                 let at = try #require(await chromium.journey([.open(app.url("/profile")), .text("profile")], name: "sign-in"))
                 #expect(at == [app.url("/profile")])
                 let session = try #require(try chromium.cookie(WebApp.sessionCookie), "the app set its session cookie")
@@ -59,8 +58,7 @@ extension Integration {
 
         /// Sign-in, the app's pages, UserInfo, sign-out, and the old session cookie refused.
         func signInAndOut(_ app: WebApp) async throws {
-            try await app.run {
-                let chromium = try Chromium(name: "web-\(app.server.rawValue)-sign-in-and-out")
+            try await app.run(name: "sign-in-and-out") { chromium in
                 let signedIn = try #require(await chromium.journey([
                     .open(app.url("/profile")), .text("profile"),
                     .open(app.url("/api/userinfo")), .text("userinfo"),
@@ -138,10 +136,13 @@ struct WebApp {
         return URL(fileURLWithPath: path)
     }
 
-    /// Starts the app, waits for its `LISTENING` line, runs `body`, and stops the app (also
-    /// when `body` throws).
-    func run(_ body: () async throws -> Void) async throws {
+    /// Starts the app, waits for its `LISTENING` line, runs `body` with a browser profile of
+    /// its own (`web-<server>-<name>`), and stops the app (also when `body` throws); the app's
+    /// log (debug level) is kept beside the browser's, as `app.log`.
+    func run(name: String, _ body: (Chromium) async throws -> Void) async throws {
+        let chromium = try Chromium(name: "web-\(server.rawValue)-\(name)")
         var environment = ProcessInfo.processInfo.environment
+        environment["LOG_LEVEL"] = "debug"
         environment["OAUTH2_EXAMPLE_ISSUER"] = server.issuer.absoluteString
         environment["OAUTH2_EXAMPLE_CLIENT_ID"] = clientID
         environment["OAUTH2_EXAMPLE_CLIENT_SECRET"] = clientSecret
@@ -154,7 +155,7 @@ struct WebApp {
         do {
             let line = try await app.waitForLine(startingWith: "LISTENING ", timeout: .seconds(60))
             #expect(line == "LISTENING \(base.absoluteString)")
-            try await body()
+            try await body(chromium)
             result = .success(())
         } catch {
             result = .failure(error)
@@ -164,6 +165,7 @@ struct WebApp {
             app.send(SIGKILL)
             _ = try? await app.waitForExit(timeout: .seconds(10))
         }
+        try? Data(app.errorOutput.utf8).write(to: chromium.directory.appendingPathComponent("app.log"))
         try result.get()
     }
 
