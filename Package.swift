@@ -370,6 +370,23 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
+        // The Hummingbird adapter on a real server on loopback, with the embedded test provider
+        // as the provider; without the `Hummingbird` trait it is empty.
+        .testTarget(
+            name: "OAuth2HummingbirdTests",
+            dependencies: [
+                "OAuth2", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing", "OAuth2TestSupport", "OAuth2JOSE", "OAuth2AsyncHTTPClient",
+                // The example app, run in-process on port 0: the adapter's journeys are the app's.
+                "HummingbirdWebApp",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OAuth2IntegrationTests",
             dependencies: [
