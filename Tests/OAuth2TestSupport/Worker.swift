@@ -75,10 +75,11 @@ public final class RunningWorker: @unchecked Sendable {
 
     private init(child: ChildProcess) { self.child = child }
 
-    /// Starts the worker with `arguments` (and `environment`, default the test's).
-    public static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> RunningWorker {
+    /// Starts the worker (or `executable`, another program read the same way) with
+    /// `arguments` (and `environment`, default the test's).
+    public static func start(_ arguments: [String], environment: [String: String]? = nil, executable: URL? = nil) throws -> RunningWorker {
         let child = try ChildProcess.spawn(
-            Worker.url.path, arguments: arguments, environment: environment, standardOutput: .pipe, standardError: .pipe)
+            (executable ?? Worker.url).path, arguments: arguments, environment: environment, standardOutput: .pipe, standardError: .pipe)
         let worker = RunningWorker(child: child)
         child.standardOutput!.readabilityHandler = { [weak worker] handle in
             let data = handle.availableData

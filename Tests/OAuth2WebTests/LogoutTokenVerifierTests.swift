@@ -41,8 +41,8 @@ import Testing
         #expect(try await LogoutTokens.verifier(date: date).verify(token).subject == "user-1")
     }
 
-    @Test func acceptsGlewlwydsTokensWithoutExpOrTypWithinTheIatWindow() async throws {
-        // Glewlwyd 2.7.5 (docs/compatibility.md, "Quirks met on the way") sends neither.
+    @Test func acceptsGlewlwydsTokensWithoutExpTypedJWTWithinTheIatWindow() async throws {
+        // Glewlwyd 2.7.5 (docs/compatibility.md, "Quirks met on the way"): no exp, typ JWT.
         let verified = try await LogoutTokens.verifier(date: date).verify(LogoutTokens.glewlwydToken())
         #expect(verified.expiresAt == nil)
         // The iat window bounds such a token's life: after it, it is refused.
@@ -84,8 +84,16 @@ import Testing
         #expect(await verify(LogoutTokens.token(key: TestIssuer.rsaKey), algorithms: [.es256])?.reason == .jose(.algorithmNotAllowed))
     }
 
+    @Test func takesAGenericOrMissingTypeAsNoType() async throws {
+        // `JWT` says nothing of the token's kind, as no typ does: accepted by default...
+        for header: [String: JSONValue] in [["typ": "JWT"], ["typ": "jwt"], ["typ": "application/jwt"], [:]] {
+            #expect(try await LogoutTokens.verifier(date: date).verify(LogoutTokens.token(header: header)).subject == "user-1")
+            // ...and refused when an explicit logout+jwt is required.
+            #expect(await verify(LogoutTokens.token(header: header), requiresExplicitType: true)?.reason == .typeMismatch)
+        }
+    }
+
     @Test func refusesAWrongType() async {
-        #expect(await verify(LogoutTokens.token(header: ["typ": "JWT"]))?.reason == .typeMismatch)
         // An access token or a DPoP proof is not a logout token.
         #expect(await verify(LogoutTokens.token(header: ["typ": "at+jwt"]))?.reason == .typeMismatch)
         #expect(await verify(LogoutTokens.token(header: ["typ": "dpop+jwt"]))?.reason == .typeMismatch)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# django-oauth-toolkit 3.4.1 (PyPI) on 127.0.0.1:8000 for the integration tests.
+# django-oauth-toolkit 3.4.1 (PyPI) on 127.0.0.1:8000 (OAUTH2_TEST_DOT_PORT) for the integration tests.
 #   dot.sh start   make the venv if missing, (re)start with a freshly seeded DB unless already up
 #   dot.sh stop    stop it and wait until the port is free
 #   dot.sh status  exit 0 if it answers
@@ -10,7 +10,10 @@
 # Issuer http://127.0.0.1:8000/o; RFC 8414 metadata also at the origin root. User alice/alice-pw;
 # one grant type per client (a DOT rule): code-conf/code-conf-secret, code-public (PKCE is
 # required), cc/cc-secret, pw/pw-secret (password), fleet/fleet-secret (password; the fleet tests
-# count its refreshes), device (public, device flow). Refresh tokens rotate (DOT's default).
+# count its refreshes), device (public, device flow), webapp/webapp-secret (the web example app
+# of the browser journeys, at $DOT_WEBAPP_URL; user carol/carol-pw). Refresh tokens rotate
+# (DOT's default). Its pages for a browser: /accounts/login/ (Django's login form, the
+# template below), /o/authorize/ (consent), /o/logout/ (RP-initiated logout).
 # State: $STATE/dot (venv/ is kept across restarts, site/ is rebuilt each start).
 set -euo pipefail
 NAME="dot"
@@ -87,6 +90,12 @@ mk("$CC_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_CLIENT_CREDENTIALS, "$CC_SECRET")
 mk("$PW_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$PW_SECRET")
 mk("$FLEET_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$FLEET_SECRET")
 mk("$DEVICE_ID", A.CLIENT_PUBLIC, A.GRANT_DEVICE_CODE)
+# The web example app of the browser journeys, signed in to by its own user (see lib.sh), on
+# DOT's real pages: the login form, then the consent page every time (skip_authorization off).
+get_user_model().objects.create_user("$WEB_USER", "carol@example.com", "$WEB_PASSWORD", first_name="Carol")
+A.objects.create(client_id="$WEBAPP_ID", client_secret="$WEBAPP_SECRET", name="$WEBAPP_ID", client_type=A.CLIENT_CONFIDENTIAL,
+                 authorization_grant_type=A.GRANT_AUTHORIZATION_CODE, redirect_uris="$DOT_WEBAPP_URL/auth/callback",
+                 post_logout_redirect_uris="$DOT_WEBAPP_URL/", algorithm=A.RS256_ALGORITHM, skip_authorization=False, user=u)
 PY
 }
 

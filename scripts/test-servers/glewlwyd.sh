@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Glewlwyd 2.7.5 (Debian package) on 127.0.0.1:4593 for the integration tests.
+# Glewlwyd 2.7.5 (Debian package) on 127.0.0.1:4593 (OAUTH2_TEST_GLEWLWYD_PORT) for the integration tests.
 #   glewlwyd.sh start   install if missing, (re)start with a fresh seeded DB unless already up
 #   glewlwyd.sh stop    stop it and wait until the port is free
 #   glewlwyd.sh status  exit 0 if it answers
@@ -7,9 +7,10 @@
 # Issuer http://127.0.0.1:4593/api/oidc. Seeds user alice/alice-pw, scope read and clients
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
-# JWT-authenticating clients, the implicit-grant client implicit-public and the oidc-nonce,
-# oidc-par, oidc-reg and oidc-short instances. Serves its own login page ($B/login.html, where
-# the authorization endpoint sends a browser) from a copy of the webapp. State: $STATE/glewlwyd.
+# JWT-authenticating clients, the implicit-grant client implicit-public, the web example app's
+# client webapp/webapp-secret and the oidc-nonce, oidc-par, oidc-reg and oidc-short instances.
+# Serves its own login page ($B/login.html, where the authorization endpoint sends a browser)
+# from a copy of the webapp. State: $STATE/glewlwyd.
 set -euo pipefail
 NAME=glewlwyd
 # shellcheck source=scripts/test-servers/lib.sh
@@ -144,6 +145,22 @@ seed_extras() {
     '{client_id:$id, client_name:$id, confidential:true, enabled:true, redirect_uri:[$red], authorization_type:$types,
       scope:["openid","g_profile","read"], token_endpoint_auth_method:["private_key_jwt"], jwks:$jwks[0]}')"
   exists "/client/$IMPLICIT_ID" || client "$IMPLICIT_ID" "" false '["token","id_token"]'
+  exists "/client/$WEBAPP_ID" || webapp_client
+}
+
+# The web example app of the browser journeys ($GLEWLWYD_WEBAPP_URL): a confidential client
+# with its callback, its home page as the post-logout redirect, and its back-channel logout
+# URI. The OIDC plugin (session-management-allowed, back-channel-logout-allowed) POSTs it a
+# logout token, with the session's sid (backchannel_logout_session_required), whenever that
+# session ends: at end_session (its login page's "Logout"), and when the user's browser
+# deletes the session (DELETE $GLEWLWYD_ISSUER/session/SID with the user's cookie).
+webapp_client() {
+  api POST /client/ "$(jq -n --arg id "$WEBAPP_ID" --arg s "$WEBAPP_SECRET" --arg app "$GLEWLWYD_WEBAPP_URL" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, client_secret:$s,
+      redirect_uri:[$app + "/auth/callback"], post_logout_redirect_uris:[$app + "/"],
+      backchannel_logout_uri:($app + "/auth/backchannel-logout"), backchannel_logout_session_required:"1",
+      authorization_type:["code","refresh_token","delete_token"], scope:["openid","g_profile","read"],
+      token_endpoint_auth_method:["client_secret_basic","client_secret_post"]}')"
 }
 
 # Applies seed_extras to a server that is already up (started by an older version of this

@@ -8,9 +8,10 @@ import OAuth2JOSE
 /// endpoint (OpenID Connect Back-Channel Logout 1.0 §2.4, §2.6).
 ///
 /// A token is accepted when, in order:
-/// 1. it is a compact JWS (strictly parsed, at most ``maximumTokenSize`` bytes) whose `typ`,
-///    when present, is `logout+jwt` (§2.4 recommends it; some providers omit it — with
-///    ``requiresExplicitType`` its absence is refused too);
+/// 1. it is a compact JWS (strictly parsed, at most ``maximumTokenSize`` bytes) whose `typ`
+///    is `logout+jwt` (§2.4 recommends it) or says nothing of the kind: absent, or the generic
+///    `JWT` that some providers send (Glewlwyd 2.7.5) — with ``requiresExplicitType`` those
+///    are refused too; any other `typ` (`at+jwt`, `dpop+jwt`...) never passes;
 /// 2. its `alg` is in ``allowedAlgorithms`` (asymmetric only: never `none`, never HMAC);
 /// 3. its signature verifies with a key of the issuer's set (the `kid`'s key, or each key
 ///    that fits when there is no `kid`); an unknown `kid` makes one refetch of the JWK set,
@@ -32,6 +33,10 @@ public struct LogoutTokenVerifier: Sendable {
     public static let backChannelLogoutEvent = "http://schemas.openid.net/event/backchannel-logout"
     /// The `typ` of an explicitly typed logout token (§2.4), lower-cased, with its media-type form.
     static let logoutTokenTypes: Set<String> = ["logout+jwt", "application/logout+jwt"]
+    /// The generic `typ` values (RFC 7519 §5.1), lower-cased: they say a JWS is a JWT and
+    /// nothing of its kind, as no `typ` does (the claims still tell a logout token apart:
+    /// `events`, no `nonce`).
+    static let untypedTypes: Set<String> = ["jwt", "application/jwt"]
     /// The largest logout token accepted, in bytes.
     public static let maximumTokenSize = 16 * 1024
     /// The longest `jti` accepted.
@@ -51,7 +56,8 @@ public struct LogoutTokenVerifier: Sendable {
     public let maximumAge: TimeInterval
     /// The clock tolerance, in seconds, for an `iat` in the future and a passed `exp`.
     public let leeway: TimeInterval
-    /// Refuse tokens without `typ` (by default a missing `typ` is accepted, a wrong one never).
+    /// Refuse tokens that are not explicitly typed `logout+jwt` (by default a missing or
+    /// generic `JWT` `typ` is accepted, another one never).
     public let requiresExplicitType: Bool
     /// Refuse tokens without `exp` (§2.4 requires it; by default its absence is accepted
     /// within the `iat` window).
@@ -79,7 +85,7 @@ public struct LogoutTokenVerifier: Sendable {
     ///   - allowedAlgorithms: the algorithms to accept (`none` and HMAC are removed).
     ///   - maximumAge: the oldest `iat`, in seconds (5 minutes by default).
     ///   - leeway: the clock tolerance, in seconds (60 by default).
-    ///   - requiresExplicitType: refuse tokens without `typ` (`false` by default).
+    ///   - requiresExplicitType: refuse tokens without `typ: logout+jwt` (`false` by default).
     ///   - requiresExpiration: refuse tokens without `exp` (`false` by default).
     ///   - keyFetchDeadline: how long a request waits for the JWK set (2 s by default).
     ///   - logger: where refusals are logged, at debug level (reasons only, never tokens).
@@ -125,12 +131,12 @@ public struct LogoutTokenVerifier: Sendable {
         guard token.utf8.count <= Self.maximumTokenSize else { throw .invalid(.malformed, "The logout token is too large.") }
         let jws: JWS
         do { jws = try JWS(compact: token) } catch { throw .invalid(error) }
-        if let type = jws.type {
-            guard Self.logoutTokenTypes.contains(type.lowercased()) else {
+        if let type = jws.type?.lowercased(), !Self.untypedTypes.contains(type) {
+            guard Self.logoutTokenTypes.contains(type) else {
                 throw .invalid(.typeMismatch, "The logout token's typ is not logout+jwt.")
             }
         } else if requiresExplicitType {
-            throw .invalid(.typeMismatch, "The logout token has no typ (logout+jwt is required).")
+            throw .invalid(.typeMismatch, "The logout token is not typed logout+jwt (required).")
         }
         let algorithm = jws.algorithm
         guard algorithm != .none, !algorithm.isHMAC, allowedAlgorithms.contains(algorithm) else {

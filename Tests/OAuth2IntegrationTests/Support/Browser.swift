@@ -9,6 +9,15 @@ final class Browser: @unchecked Sendable {
     private(set) var cookies: [String: String] = [:]
     private let transport = URLSessionTransport()
 
+    /// Sends a request without a body (DELETE, say) with the jar's cookies.
+    @discardableResult
+    func send(_ method: HTTPRequest.Method, _ url: URL) async throws -> (HTTPResponse, Data) {
+        try await send(HTTPRequest(method: method, url: url), body: nil)
+    }
+
+    /// Sends `name=value` from now on, as if a server had set it (a cookie a real browser got).
+    func setCookie(_ name: String, _ value: String) { cookies[name] = value }
+
     @discardableResult
     func get(_ url: URL) async throws -> (HTTPResponse, Data) {
         try await send(HTTPRequest(method: .get, url: url), body: nil)

@@ -5,8 +5,9 @@ import Testing
 
 /// Headless Chromium as the person at the browser: `Tests/Support/browser/oauth2-browser`
 /// opens a URL, signs in (or confirms a logout) on the provider's real page, and returns
-/// once Chromium has sent the redirect to the loopback listener. One value is one browser
-/// profile: its cookies carry the provider's session from a sign-in to the sign-out.
+/// once Chromium has sent the redirect to the loopback listener; or it walks a journey
+/// through a web app (``journey(_:name:user:)``). One value is one browser profile: its
+/// cookies carry the provider's session (and the app's) from one run to the next.
 /// `scripts/test-servers/chromium.sh install` provides Chromium and Selenium (up.sh runs it).
 struct Chromium {
     /// Where the cookies, the page text, the screenshots and the log of this browser go:
@@ -56,6 +57,67 @@ struct Chromium {
             Issue.record("oauth2-browser did not start: \(error)")
             return false
         }
+    }
+
+    /// A step of a person's journey through a web app (`oauth2-browser --journey`).
+    enum JourneyStep: Sendable {
+        /// Navigate to the URL; the provider's pages on the way are done (signed in,
+        /// consented, logout confirmed) until the browser is back on the app and the page loaded.
+        case open(URL)
+        /// Click the first shown element the CSS selector matches, then the same.
+        case click(String)
+        /// Keep the page's rendered text as `<name>.txt` (``text(_:)`` reads it) and a screenshot.
+        case text(String)
+
+        var json: [String: String] {
+            switch self {
+            case .open(let url): ["open": url.absoluteString]
+            case .click(let selector): ["click": selector]
+            case .text(let name): ["text": name]
+            }
+        }
+
+        var navigates: Bool { if case .text = self { false } else { true } }
+    }
+
+    /// Runs `steps` in this browser profile (its cookies: read before, written after) as the
+    /// user `user` (default the test user); `name` names the journey's file and log lines.
+    /// Returns where each `open` and `click` settled, or `nil` (with the issue recorded) when
+    /// the journey failed.
+    func journey(_ steps: [JourneyStep], name: String, user: (name: String, password: String)? = nil) async -> [URL]? {
+        let journeyFile = file("\(name).json")
+        var environment = ProcessInfo.processInfo.environment
+        environment["OAUTH2_BROWSER_USER"] = user?.name ?? Server.username
+        environment["OAUTH2_BROWSER_PASSWORD"] = user?.password ?? Server.password
+        environment["OAUTH2_BROWSER_COOKIES"] = file("cookies.json").path
+        environment["OAUTH2_BROWSER_LOG"] = file("browser.log").path
+        environment["OAUTH2_BROWSER_ARTIFACTS"] = directory.path
+        do {
+            try JSONSerialization.data(withJSONObject: steps.map(\.json), options: [.prettyPrinted, .withoutEscapingSlashes]).write(to: journeyFile)
+            let driver = try RunningWorker.start(["--journey", journeyFile.path], environment: environment, executable: Self.driver)
+            // A watchdog only: the driver bounds each navigation itself (30 s by default).
+            let status = try await driver.waitForExit(timeout: .seconds(60 * (steps.filter(\.navigates).count + 2)))
+            guard status == 0 else {
+                Issue.record("journey \(name) failed (oauth2-browser exited \(status)): \(driver.errorOutput)\n\(log)")
+                return nil
+            }
+            IntegrationLog.record("browser")
+            return driver.lines.filter { $0.hasPrefix("at ") }.compactMap { URL(string: String($0.dropFirst(3))) }
+        } catch {
+            Issue.record("journey \(name): \(error)\n\(log)")
+            return nil
+        }
+    }
+
+    /// The rendered text a journey's `.text(name)` step kept (for a JSON document, the JSON).
+    func text(_ name: String) throws -> String {
+        try String(contentsOf: file("\(name).txt"), encoding: .utf8)
+    }
+
+    /// The value of the cookie `name` in this profile's jar (as the last run left it).
+    func cookie(_ name: String) throws -> String? {
+        let jar = try JSONSerialization.jsonObject(with: Data(contentsOf: file("cookies.json"))) as? [[String: Any]] ?? []
+        return jar.first { $0["name"] as? String == name }?["value"] as? String
     }
 
     /// The text of the last page of `step` as Chromium rendered it (the listener's), written

@@ -30,9 +30,10 @@ enum LogoutTokens {
         return try! key.sign(claims: claims, header: header)
     }
 
-    /// The shape Glewlwyd 2.7.5 sends: no `exp`, no `typ`.
+    /// The shape Glewlwyd 2.7.5 sends (seen by the web app journeys): no `exp`, the generic
+    /// `typ: JWT` (its JWT library's default).
     static func glewlwydToken(at date: Date = TestIssuer.start) -> String {
-        token(at: date, header: [:]) { $0["exp"] = nil }
+        token(at: date, header: ["typ": "JWT"]) { $0["exp"] = nil }
     }
 
     static func verifier(

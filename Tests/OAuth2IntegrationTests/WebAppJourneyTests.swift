@@ -1,0 +1,185 @@
+import Foundation
+import HTTPTypes
+import OAuth2
+import OAuth2TestSupport
+import Testing
+
+extension Integration {
+    /// The web example app (`oauth2-web-example-hummingbird`, `Examples/HummingbirdWebApp`)
+    /// as a person uses it, in headless Chromium, against the real providers: sign-in on the
+    /// provider's own login page, the app's pages with the session, sign-out through the
+    /// provider's end-session page, and the provider ending the session by back-channel logout.
+    /// The app runs as a child process, configured only by its environment, on the port the
+    /// provider has its redirect, post-logout and back-channel logout URIs registered for.
+    @Suite struct WebAppJourneys {
+        @Test("Glewlwyd: sign in on its login page, the profile and UserInfo, sign out through its end-session page")
+        func glewlwydSignInAndOut() async throws {
+            try await signInAndOut(WebApp(.glewlwyd))
+        }
+
+        @Test("django-oauth-toolkit: sign in on Django's login form and DOT's consent page, sign out through its logout endpoint")
+        func dotSignInAndOut() async throws {
+            try await signInAndOut(WebApp(.dot))
+        }
+
+        /// The user ends their session at Glewlwyd (its OIDC session, deleted with the
+        /// browser's own cookies, as its login page's "Logout" does): Glewlwyd POSTs a logout
+        /// token to the app's back-channel logout URI, and the app's session ends with it.
+        @Test("Glewlwyd: the session ended at the provider ends the app's (back-channel logout)")
+        func glewlwydBackChannelLogout() async throws {
+            let app = WebApp(.glewlwyd)
+            try await app.run(name: "back-channel-logout") { chromium in
+                let at = try #require(await chromium.journey([.open(app.url("/profile")), .text("profile")], name: "sign-in"))
+                #expect(at == [app.url("/profile")])
+                let session = try #require(try chromium.cookie(WebApp.sessionCookie), "the app set its session cookie")
+                let (page, _) = try await app.profile(session: session)
+                #expect(page.status == .ok, "signed in: the app's session works outside the browser too")
+
+                // What Glewlwyd's login page does at "Logout": DELETE its OIDC session with the
+                // user's Glewlwyd session cookie.
+                let sid = try #require(try chromium.cookie("GLWD_OIDC_SID"), "Glewlwyd's OIDC session cookie")
+                let browser = Browser()
+                for name in ["GLEWLWYD2_SESSION_ID", "GLWD_OIDC_SID"] {
+                    browser.setCookie(name, try #require(try chromium.cookie(name)))
+                }
+                let (ended, _) = try await browser.send(.delete, app.server.issuer.appendingPathComponent("session/\(sid)"))
+                #expect(ended.status == .ok, "Glewlwyd ended its session")
+
+                // Glewlwyd sends the logout token from a thread of its own: wait for its effect.
+                let deadline = ContinuousClock.now + .seconds(30)
+                var answer = try await app.profile(session: session).0
+                while answer.status == .ok, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(100))
+                    answer = try await app.profile(session: session).0
+                }
+                try app.expectSignInRedirect(answer, "the provider's logout token ended the app's session")
+            }
+        }
+
+        /// Sign-in, the app's pages, UserInfo, sign-out, and the old session cookie refused.
+        func signInAndOut(_ app: WebApp) async throws {
+            try await app.run(name: "sign-in-and-out") { chromium in
+                let signedIn = try #require(await chromium.journey([
+                    .open(app.url("/profile")), .text("profile"),
+                    .open(app.url("/api/userinfo")), .text("userinfo"),
+                    .open(app.url("/")), .text("home"),
+                ], name: "sign-in", user: app.user))
+                #expect(signedIn == [app.url("/profile"), app.url("/api/userinfo"), app.url("/")], "back on the app after the provider's pages")
+
+                // UserInfo, fetched by the app with the user's access token, names the user the
+                // app's pages show.
+                let userInfo = try JSONSerialization.jsonObject(with: Data(try chromium.text("userinfo").utf8)) as? [String: Any]
+                let subject = try #require(userInfo?["sub"] as? String, "UserInfo's claims: \(String(describing: userInfo))")
+                #expect(!subject.isEmpty)
+                #expect(try chromium.text("profile").components(separatedBy: "\n").contains(subject), "the profile page shows the subject")
+                #expect(try chromium.text("home").contains("Signed in as \(subject)"))
+
+                // The session cookie works outside the browser: the session lives in the app.
+                let session = try #require(try chromium.cookie(WebApp.sessionCookie), "the app set its session cookie")
+                let (page, body) = try await app.profile(session: session)
+                #expect(page.status == .ok)
+                #expect(String(decoding: body, as: UTF8.self).contains(subject))
+
+                let signedOut = try #require(await chromium.journey([
+                    .open(app.url("/profile")), .click("#signout-button"), .text("signed-out"),
+                ], name: "sign-out", user: app.user))
+                #expect(signedOut.count == 2)
+                let home = try #require(signedOut.last)
+                #expect(home.path == "/" && home.port == app.base.port, "the provider sent the browser back to the app's home page: \(home)")
+                #expect(try chromium.text("signed-out").contains("Not signed in"))
+
+                // The session cookie the browser held is dead at the app, not merely forgotten.
+                try app.expectSignInRedirect(try await app.profile(session: session).0, "the old session cookie after sign-out")
+            }
+        }
+    }
+}
+
+/// The web example app for one provider's journeys: its public URL (the port the provider's
+/// client registration names), its client, and the user who signs in.
+struct WebApp {
+    /// The name of the app's session cookie.
+    static let sessionCookie = "oauth2-session"
+
+    let server: Server
+    let base: URL
+    let clientID: String
+    let clientSecret: String
+    let user: (name: String, password: String)
+
+    init(_ server: Server) {
+        self.server = server
+        switch server {
+        case .glewlwyd:
+            base = URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_WEBAPP_URL", "http://127.0.0.1:8765"))!
+            clientID = Server.env("OAUTH2_TEST_GLEWLWYD_WEBAPP_ID", "webapp")
+            clientSecret = Server.env("OAUTH2_TEST_GLEWLWYD_WEBAPP_SECRET", "webapp-secret")
+            user = (Server.username, Server.password)
+        case .dot:
+            base = URL(string: Server.env("OAUTH2_TEST_DOT_WEBAPP_URL", "http://127.0.0.1:8766"))!
+            clientID = Server.env("OAUTH2_TEST_DOT_WEBAPP_ID", "webapp")
+            clientSecret = Server.env("OAUTH2_TEST_DOT_WEBAPP_SECRET", "webapp-secret")
+            // Its own user: DOT's RP-initiated logout revokes every token of the user.
+            user = (Server.env("OAUTH2_TEST_DOT_WEBAPP_USER", "carol"), Server.env("OAUTH2_TEST_DOT_WEBAPP_PASSWORD", "carol-pw"))
+        }
+    }
+
+    func url(_ path: String) -> URL { URL(string: base.absoluteString + path)! }
+
+    /// The example's binary: `$OAUTH2_TEST_WEB_EXAMPLE` (scripts/test builds it with the
+    /// Hummingbird trait and sets it). Missing, the journeys fail: they never skip.
+    static func executable() throws -> URL {
+        let path = try #require(
+            Server.environment["OAUTH2_TEST_WEB_EXAMPLE"].flatMap { $0.isEmpty ? nil : $0 },
+            "OAUTH2_TEST_WEB_EXAMPLE names no binary: build it with `swift build --product oauth2-web-example-hummingbird --traits URLSession,Postgres,Hummingbird` (scripts/test does)")
+        try #require(FileManager.default.isExecutableFile(atPath: path), "OAUTH2_TEST_WEB_EXAMPLE=\(path) is not an executable file")
+        return URL(fileURLWithPath: path)
+    }
+
+    /// Starts the app, waits for its `LISTENING` line, runs `body` with a browser profile of
+    /// its own (`web-<server>-<name>`), and stops the app (also when `body` throws); the app's
+    /// log (debug level) is kept beside the browser's, as `app.log`.
+    func run(name: String, _ body: (Chromium) async throws -> Void) async throws {
+        let chromium = try Chromium(name: "web-\(server.rawValue)-\(name)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["LOG_LEVEL"] = "debug"
+        environment["OAUTH2_EXAMPLE_ISSUER"] = server.issuer.absoluteString
+        environment["OAUTH2_EXAMPLE_CLIENT_ID"] = clientID
+        environment["OAUTH2_EXAMPLE_CLIENT_SECRET"] = clientSecret
+        environment["OAUTH2_EXAMPLE_HOST"] = base.host
+        environment["OAUTH2_EXAMPLE_PORT"] = base.port.map(String.init)
+        environment["OAUTH2_EXAMPLE_PUBLIC_URL"] = base.absoluteString
+        let app = try RunningWorker.start([], environment: environment, executable: try Self.executable())
+        IntegrationLog.record(server.rawValue, variant: "web-app")
+        let result: Result<Void, any Error>
+        do {
+            let line = try await app.waitForLine(startingWith: "LISTENING ", timeout: .seconds(60))
+            #expect(line == "LISTENING \(base.absoluteString)")
+            try await body(chromium)
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        app.terminate()
+        if (try? await app.waitForExit(timeout: .seconds(10))) == nil {
+            app.send(SIGKILL)
+            _ = try? await app.waitForExit(timeout: .seconds(10))
+        }
+        try? Data(app.errorOutput.utf8).write(to: chromium.directory.appendingPathComponent("app.log"))
+        try result.get()
+    }
+
+    /// A plain GET of the profile page with `session` as the session cookie (no redirect followed).
+    func profile(session: String) async throws -> (HTTPResponse, Data) {
+        let browser = Browser()
+        browser.setCookie(Self.sessionCookie, session)
+        return try await browser.get(url("/profile"))
+    }
+
+    /// `answer` sends the browser to sign in at the provider: 303 to its authorization endpoint.
+    func expectSignInRedirect(_ answer: HTTPResponse, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(answer.status.code == 303, comment, sourceLocation: sourceLocation)
+        let location = answer.headerFields[.location] ?? ""
+        #expect(location.hasPrefix(server.issuer.absoluteString), "to the provider: \(location)", sourceLocation: sourceLocation)
+    }
+}
