@@ -31,8 +31,8 @@ public struct WebSignInMiddleware: AsyncMiddleware {
     /// Answers a sign-in route, or looks up the request's user and passes it on.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let head = request.httpRequest
-        if let route = signIn.route(of: head) {
-            let body = route.readsBody ? try await request.bodyBytes() : nil
+        if signIn.route(of: head) != nil {
+            let body = signIn.readsBody(head) ? try await request.bodyBytes() : nil
             // A route always answers; `nil` would mean another path, which `route(of:)` ruled out.
             guard let answer = await signIn.handle(head, body: body ?? []) else { return try await next.respond(to: request) }
             return Response(answer)
@@ -138,9 +138,9 @@ extension Request {
             path: url.string, headerFields: fields)
     }
 
-    /// The body, at most 32 KB (more: 413).
+    /// The body, at most `WebSignIn.maximumBodySize` bytes (more: 413).
     func bodyBytes() async throws -> [UInt8] {
-        guard let buffer = try await body.collect(max: 32 * 1024).get() else { return [] }
+        guard let buffer = try await body.collect(max: WebSignIn.maximumBodySize).get() else { return [] }
         return Array(buffer.readableBytesView)
     }
 }

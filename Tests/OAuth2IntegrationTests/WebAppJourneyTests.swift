@@ -17,9 +17,9 @@ extension Integration {
             try await signInAndOut(WebApp(.glewlwyd))
         }
 
-        @Test("django-oauth-toolkit: sign in on Django's login form and DOT's consent page, sign out through its logout endpoint")
+        @Test("django-oauth-toolkit, the Vapor app: sign in on Django's login form and DOT's consent page, sign out through its logout endpoint")
         func dotSignInAndOut() async throws {
-            try await signInAndOut(WebApp(.dot))
+            try await signInAndOut(WebApp(.dot, framework: .vapor))
         }
 
         /// The user ends their session at Glewlwyd (its OIDC session, deleted with the
@@ -101,14 +101,26 @@ struct WebApp {
     /// The name of the app's session cookie.
     static let sessionCookie = "oauth2-session"
 
+    /// The example app of each framework adapter; both have the same routes and settings.
+    enum Framework: String {
+        /// `oauth2-web-example-hummingbird`, `$OAUTH2_TEST_WEB_EXAMPLE`.
+        case hummingbird
+        /// `oauth2-web-example-vapor`, `$OAUTH2_TEST_WEB_EXAMPLE_VAPOR`.
+        case vapor
+
+        var variable: String { self == .hummingbird ? "OAUTH2_TEST_WEB_EXAMPLE" : "OAUTH2_TEST_WEB_EXAMPLE_VAPOR" }
+    }
+
     let server: Server
+    let framework: Framework
     let base: URL
     let clientID: String
     let clientSecret: String
     let user: (name: String, password: String)
 
-    init(_ server: Server) {
+    init(_ server: Server, framework: Framework = .hummingbird) {
         self.server = server
+        self.framework = framework
         switch server {
         case .glewlwyd:
             base = URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_WEBAPP_URL", "http://127.0.0.1:8765"))!
@@ -126,13 +138,15 @@ struct WebApp {
 
     func url(_ path: String) -> URL { URL(string: base.absoluteString + path)! }
 
-    /// The example's binary: `$OAUTH2_TEST_WEB_EXAMPLE` (scripts/test builds it with the
-    /// Hummingbird trait and sets it). Missing, the journeys fail: they never skip.
-    static func executable() throws -> URL {
+    /// The example's binary: `$OAUTH2_TEST_WEB_EXAMPLE` (Hummingbird) or
+    /// `$OAUTH2_TEST_WEB_EXAMPLE_VAPOR` (scripts/test builds both with the tests' traits and
+    /// sets them). Missing, the journeys fail: they never skip.
+    func executable() throws -> URL {
+        let variable = framework.variable
         let path = try #require(
-            Server.environment["OAUTH2_TEST_WEB_EXAMPLE"].flatMap { $0.isEmpty ? nil : $0 },
-            "OAUTH2_TEST_WEB_EXAMPLE names no binary: build it with `swift build --product oauth2-web-example-hummingbird --traits URLSession,Postgres,Hummingbird` (scripts/test does)")
-        try #require(FileManager.default.isExecutableFile(atPath: path), "OAUTH2_TEST_WEB_EXAMPLE=\(path) is not an executable file")
+            Server.environment[variable].flatMap { $0.isEmpty ? nil : $0 },
+            "\(variable) names no binary: build it with `swift build --product oauth2-web-example-\(framework.rawValue) --traits URLSession,Postgres,Vapor,Hummingbird` (scripts/test does)")
+        try #require(FileManager.default.isExecutableFile(atPath: path), "\(variable)=\(path) is not an executable file")
         return URL(fileURLWithPath: path)
     }
 
@@ -140,7 +154,7 @@ struct WebApp {
     /// its own (`web-<server>-<name>`), and stops the app (also when `body` throws); the app's
     /// log (debug level) is kept beside the browser's, as `app.log`.
     func run(name: String, _ body: (Chromium) async throws -> Void) async throws {
-        let chromium = try Chromium(name: "web-\(server.rawValue)-\(name)")
+        let chromium = try Chromium(name: "web-\(server.rawValue)-\(framework.rawValue)-\(name)")
         var environment = ProcessInfo.processInfo.environment
         environment["LOG_LEVEL"] = "debug"
         environment["OAUTH2_EXAMPLE_ISSUER"] = server.issuer.absoluteString
@@ -149,7 +163,7 @@ struct WebApp {
         environment["OAUTH2_EXAMPLE_HOST"] = base.host
         environment["OAUTH2_EXAMPLE_PORT"] = base.port.map(String.init)
         environment["OAUTH2_EXAMPLE_PUBLIC_URL"] = base.absoluteString
-        let app = try RunningWorker.start([], environment: environment, executable: try Self.executable())
+        let app = try RunningWorker.start([], environment: environment, executable: try executable())
         IntegrationLog.record(server.rawValue, variant: "web-app")
         let result: Result<Void, any Error>
         do {
