@@ -412,6 +412,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Vapor"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Vapor"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The Hummingbird adapter on a real server on loopback, with the embedded test provider
         // as the provider; without the `Hummingbird` trait it is empty.
         .testTarget(

@@ -176,7 +176,7 @@ import Testing
         #expect(introspector.cachedCount == 3)
     }
 
-    @Test func refusesAnotherAudienceIssuerOrAnExpiredAnswer() async throws {
+    @Test func refusesAnotherAudienceIssuerAnExpiredAnswerOrARefreshToken() async throws {
         let server = Server()
         server.set("other-aud", active(expiresIn: 300, extra: #","aud":"billing""#))
         server.set("no-aud", active(expiresIn: 300))
@@ -189,6 +189,14 @@ import Testing
         #expect(await check(introspector, "expired")?.reason == .jose(.expired))
         #expect(await check(introspector, "future")?.reason == .notYetValid)
         #expect(await check(introspector, "ours") == nil)
+
+        // A refresh token is active, but not for an API.
+        server.set("refresh", active(expiresIn: 300, extra: #","aud":"orders","token_type":"refresh_token""#))
+        server.set("keycloak-refresh", active(expiresIn: 300, extra: #","aud":"orders","typ":"Refresh""#))
+        server.set("bearer", active(expiresIn: 300, extra: #","aud":"orders","token_type":"Bearer""#))
+        #expect(await check(introspector, "refresh")?.reason == .notAnAccessToken)
+        #expect(await check(introspector, "keycloak-refresh")?.reason == .notAnAccessToken)
+        #expect(await check(introspector, "bearer") == nil)
 
         let other = Server()
         other.set("foreign", #"{"active":true,"iss":"https://evil.example.com"}"#)

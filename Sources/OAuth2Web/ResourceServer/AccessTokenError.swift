@@ -98,6 +98,8 @@ public struct AccessTokenError: Error, Sendable, Hashable, CustomStringConvertib
         public static let invalidProofKey: Reason = "invalid_jwk"
         /// The token lacks a required scope.
         public static let missingScope: Reason = "missing_scope"
+        /// Introspection says the token is another kind of token (a refresh token).
+        public static let notAnAccessToken: Reason = "not_access_token"
         /// A key set, introspection answer or replay record could not be obtained in time.
         public static let unavailable: Reason = "unavailable"
     }

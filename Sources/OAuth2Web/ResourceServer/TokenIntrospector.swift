@@ -193,6 +193,12 @@ public final class TokenIntrospector: Sendable {
     /// The rules for an answer (RFC 7662 §2.2, §4).
     private func judge(_ response: IntrospectionResponse, now: Date) -> Outcome {
         guard response.active else { return .failure(.invalidToken(.inactive, "The token is not active.")) }
+        // An authorization server introspects every token it issued: a client must not reach
+        // the API with its refresh token (token_type `refresh_token`, Keycloak's `typ` `Refresh`).
+        let kind = (response.tokenType ?? response.fields["typ"]?.stringValue)?.lowercased()
+        if kind == "refresh_token" || kind == "refresh" {
+            return .failure(.invalidToken(.notAnAccessToken, "The token is not an access token."))
+        }
         if let expiresAt = response.expiresAt, expiresAt.timeIntervalSince(now) <= -policy.leeway {
             return .failure(.invalidToken(.init(.expired), "The token has expired."))
         }
