@@ -29,6 +29,10 @@ public struct WebSignInMiddleware: AsyncMiddleware {
     }
 
     /// Answers a sign-in route, or looks up the request's user and passes it on.
+    ///
+    /// - Throws: `Abort(.serviceUnavailable)` when the session store cannot be read; a body
+    ///   over `WebSignIn.maximumBodySize` on a route that reads it: `Abort(.payloadTooLarge)`;
+    ///   whatever `next` throws.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let head = request.httpRequest
         if signIn.route(of: head) != nil {
@@ -37,7 +41,15 @@ public struct WebSignInMiddleware: AsyncMiddleware {
             guard let answer = await signIn.handle(head, body: body ?? []) else { return try await next.respond(to: request) }
             return Response(answer)
         }
-        if request.webUser == nil { request.webUser = try? await signIn.user(for: head) }
+        if request.webUser == nil {
+            do {
+                request.webUser = try await signIn.user(for: head)
+            } catch {
+                // Not "signed out": the session store could not answer.
+                request.logger.debug("Web sign-in: the session store could not be read", metadata: ["error": "\(type(of: error))"])
+                throw Abort(.serviceUnavailable)
+            }
+        }
         return try await next.respond(to: request)
     }
 }
