@@ -1,6 +1,6 @@
 // swift-oauth2's and jwt-kit's contenders for the resource server's part of
 // scripts/bench-compare: the same work the Go and Python contenders do, timed in-process
-// after a warm-up of 100, printing "<count> <seconds>" (exit 1 on any failure).
+// after a warm-up of 100, printing "<count> <seconds> <CPU seconds>" (exit 1 on any failure).
 //
 //   bench-resource-server ours FILE COUNT         AccessTokenVerifier with `.fixed(keys)`
 //   bench-resource-server jwt-kit FILE COUNT      vapor/jwt-kit 5.8.0, the same checks
@@ -46,14 +46,21 @@ struct BenchResourceServer {
         }
     }
 
-    /// 100 checks to warm up, then `count` timed; prints "<count> <seconds>".
+    /// 100 checks to warm up, then `count` timed; prints "<count> <seconds> <CPU seconds>"
+    /// (the process's user and system time: on a busy machine, what the work itself cost).
     static func time(_ count: Int, _ check: @Sendable (Int) async throws -> Int) async throws {
         var sink = 0
         for index in 0..<100 { sink &+= try await check(index) }
-        let start = ContinuousClock.now
+        let start = ContinuousClock.now, cpuStart = cpuSeconds()
         for index in 0..<count { sink &+= try await check(index) }
-        let elapsed = ContinuousClock.now - start
+        let elapsed = ContinuousClock.now - start, cpu = cpuSeconds() - cpuStart
         guard sink > 0 else { throw ContenderError("nothing checked") }
-        print(count, String(format: "%.6f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        print(count, String(format: "%.6f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18), String(format: "%.6f", cpu))
+    }
+
+    static func cpuSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
