@@ -185,7 +185,7 @@ if access_cases or ("introspection", "cached") in runs:
               "(base64url decoding done beforehand). Goals: ahead of jwt-kit and golang-jwt; ≥ 0.9× the floor for ES256, "
               "≥ 0.85× for RS256.")
     access_names = dict(NAMES)
-    access_names.update({"swift-oauth2": "swift-oauth2 (AccessTokenVerifier)", "jwt-kit": "vapor/jwt-kit (%s)" % meta.get("jwtkit", "vapor/jwt-kit"),
+    access_names.update({"swift-oauth2": "swift-oauth2 (AccessTokenVerifier)", "jwt-kit": meta.get("jwtkit", "vapor/jwt-kit"),
                          "go-golang-jwt": "Go golang-jwt v4 (Debian)", "python-pyjwt": "Python PyJWT"})
     for alg in ("ES256", "RS256"):
         if ("accesstokens", alg) in runs:
