@@ -54,11 +54,9 @@ public struct AccessTokenVerifier: Sendable {
         byIssuer = Dictionary(issuers.map { ($0.issuer, $0) }, uniquingKeysWith: { _, last in last })
     }
 
-    /// The `typ` values of a JWT access token (RFC 9068 §2.1), lower-cased.
-    static let accessTokenTypes: Set<String> = ["at+jwt", "application/at+jwt"]
-
-    /// Whether `type` is one of ``accessTokenTypes``, in any case (without a lower-cased copy:
-    /// this runs for every request).
+    /// Whether `type` is a JWT access token's `typ` (RFC 9068 §2.1): `at+jwt` or
+    /// `application/at+jwt`, in any case (compared in place, without a lower-cased copy: this
+    /// runs for every request).
     static func isAccessTokenType(_ type: String) -> Bool {
         var type = type
         return type.withUTF8 { bytes in
