@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // The root package's pin (its Postgres trait): PostgresBenchmarks drops its schemas.
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        // A contender of the resource server's access-token validation (ResourceServerBenchmarks,
+        // bench-resource-server): the JWT library Vapor apps use. Here only, never in the root package.
+        .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
     ],
     targets: [
         // The tests' local HTTP server (a link to Tests/OAuth2TestSupport), for benchmarks
@@ -83,6 +86,33 @@ let package = Package(
             path: "Benchmarks/IDTokenBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The resource server's access-token validation (RFC 9068 JWTs, the JWK set in hand):
+        // the tokens of Compare/python/accesstokens.py and the contenders of this package that
+        // check them (AccessTokenVerifier, jwt-kit, swift-crypto alone), shared by
+        // ResourceServerBenchmarks and bench-resource-server.
+        .target(
+            name: "AccessTokenContenders",
+            dependencies: [
+                .product(name: "OAuth2", package: root),
+                .product(name: "OAuth2Web", package: root),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Support/AccessTokenContenders"
+        ),
+        .executableTarget(
+            name: "ResourceServerBenchmarks",
+            dependencies: [
+                "AccessTokenContenders",
+                .product(name: "OAuth2", package: root),
+                .product(name: "OAuth2Web", package: root),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ResourceServerBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         .executableTarget(
             name: "ParsingBenchmarks",
             dependencies: [
@@ -108,6 +138,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Compare/BenchClient"
+        ),
+        // scripts/bench-compare's Swift contenders of the resource server's access-token
+        // validation (ours, jwt-kit, the raw signature) and the cached introspection answer.
+        .executableTarget(
+            name: "bench-resource-server",
+            dependencies: ["AccessTokenContenders"],
+            path: "Compare/BenchResourceServer"
         ),
         .executableTarget(
             name: "fixed-token-endpoint",

@@ -3,7 +3,9 @@
     report.py --results results.tsv [--inprocess inprocess.txt] --runs N --output BENCHMARKS.md
 
 Rows: "meta KEY VALUE", "grants TARGET/IN_FLIGHT CONTENDER RUN COUNT SECONDS",
-"idtokens ALG CONTENDER RUN COUNT SECONDS", "cli cached CONTENDER RUN COUNT SECONDS",
+"idtokens ALG CONTENDER RUN COUNT SECONDS", "accesstokens ALG CONTENDER RUN COUNT SECONDS",
+"introspection cached swift-oauth2 RUN COUNT SECONDS" (each of these two with the process's CPU seconds after),
+"cli cached CONTENDER RUN COUNT SECONDS",
 "cliparallel dot swift-oauth2 RUN REFRESHES FAILURES DISTINCT". A rate is COUNT / SECONDS
 of one run; tables give the median rate, the min–max over the runs, and the ratio of the
 medians to swift-oauth2's.
@@ -24,6 +26,7 @@ args = parser.parse_args()
 
 meta = {}
 runs = defaultdict(lambda: OrderedDict())  # (part, case) -> contender -> [values]
+cpu_runs = defaultdict(lambda: OrderedDict())  # the same per CPU second, where a contender gives its CPU time
 parallel = []
 with open(args.results) as f:
     for line in f:
@@ -36,6 +39,8 @@ with open(args.results) as f:
             part, case, who, _run, count, seconds = cols[:6]
             count, seconds = float(count), float(seconds)
             runs[(part, case)].setdefault(who, []).append(count / seconds if seconds > 0 else 0.0)
+            if len(cols) > 6 and float(cols[6]) > 0:
+                cpu_runs[(part, case)].setdefault(who, []).append(count / float(cols[6]))
 
 
 def fmt(rate):
@@ -100,11 +105,11 @@ md.append("## Machine and run")
 md.append("")
 for key, label in [("start", "started"), ("end", "ended"), ("cpu", "CPU"), ("memory", "memory"), ("os", "OS"),
                    ("load_start", "load average (1/5/15 min) at the start"), ("load_end", "load average at the end"),
-                   ("swift", "Swift"), ("go", "Go"), ("curl", "curl"), ("python", "Python"),
+                   ("swift", "Swift"), ("go", "Go"), ("jwtkit", "jwt-kit"), ("curl", "curl"), ("python", "Python"),
                    ("glewlwyd", "Glewlwyd token endpoint"), ("fixed", "fixed-answer token endpoint"), ("dot", "django-oauth-toolkit")]:
     if key in meta:
         md.append("- %s: %s" % (label, meta[key]))
-for part in ("grants", "idtokens", "cli", "inprocess"):
+for part in ("grants", "idtokens", "accesstokens", "cli", "inprocess"):
     if "load_" + part in meta:
         md.append("- load average when the %s part started: %s" % (part, meta["load_" + part]))
 if "load_note" in meta:
@@ -161,6 +166,66 @@ if id_cases:
             md.append("")
             md.append(table(runs[("idtokens", alg)], "swift-oauth2", "validations/s", NAMES))
 
+access_cases = [c for (p, c) in runs if p == "accesstokens"]
+if access_cases or ("introspection", "cached") in runs:
+    md.append("")
+    md.append("## Access-token validation (resource server)")
+    md.append("")
+    md.append("Validations per second, one thread. The same 2,000 RFC 9068 JWT access tokens per algorithm for every contender "
+              "(written by `Benchmarks/Compare/python/accesstokens.py make`, new keys each run of the script: P-256, RSA 2048; "
+              "header `typ` at+jwt and `kid`; claims iss, sub, aud, exp, iat, nbf, jti, client_id, scope), the JWK set in hand "
+              "(three keys; each token names its own by `kid`), each iteration the next token. Each contender checks the "
+              "signature with the key the `kid` names, `typ` at+jwt, `alg` against an allow-list, iss, aud, exp/nbf/iat with "
+              "60 s of leeway, sub, jti and client_id present, and that scope grants `read`. swift-oauth2: "
+              "`AccessTokenVerifier.verify(_:requiredScopes:)` with `.fixed(keys)`; jwt-kit: a `JWTKeyCollection` with the set, "
+              "a `JWTPayload` checking the claims and a parser checking typ and alg (both in `Benchmarks/Support/AccessTokenContenders`, "
+              "run by `bench-resource-server`); Go: golang-jwt v4 `ParseWithClaims` with `WithValidMethods`, typ and kid in the "
+              "key function, the claims' `Valid` (`Benchmarks/Compare/go-jwt`); Python: PyJWT `decode` after reading the "
+              "header for typ and kid. The floor is swift-crypto's signature check on the same tokens with nothing else "
+              "(base64url decoding done beforehand). Goals: ahead of jwt-kit and golang-jwt; ≥ 0.9× the floor for ES256, "
+              "≥ 0.85× for RS256.")
+    access_names = dict(NAMES)
+    access_names.update({"swift-oauth2": "swift-oauth2 (AccessTokenVerifier)", "jwt-kit": meta.get("jwtkit", "vapor/jwt-kit"),
+                         "go-golang-jwt": "Go golang-jwt v4 (Debian)", "python-pyjwt": "Python PyJWT"})
+    for alg in ("ES256", "RS256"):
+        if ("accesstokens", alg) in runs:
+            case_runs = runs[("accesstokens", alg)]
+            md.append("")
+            md.append("### " + alg)
+            md.append("")
+            md.append("Wall clock:")
+            md.append("")
+            md.append(table(case_runs, "swift-oauth2", "validations/s", access_names))
+            cpu_case = cpu_runs.get(("accesstokens", alg))
+            if cpu_case:
+                md.append("")
+                md.append("Per CPU second (the process's user + system time over the same runs: what the work cost, whatever "
+                          "else the machine was doing):")
+                md.append("")
+                md.append(table(cpu_case, "swift-oauth2", "validations per CPU s", access_names))
+            for label, source in (("wall clock", case_runs), ("CPU time", cpu_case or {})):
+                if "swift-oauth2" in source and "swift-crypto-raw" in source:
+                    md.append("")
+                    md.append("swift-oauth2 ÷ the floor, %s: %.2f× (goal %s×)." % (
+                        label, statistics.median(source["swift-oauth2"]) / statistics.median(source["swift-crypto-raw"]),
+                        "0.9" if alg == "ES256" else "0.85"))
+    if ("introspection", "cached") in runs:
+        values = runs[("introspection", "cached")]["swift-oauth2"]
+        md.append("")
+        md.append("### A cached introspection answer")
+        md.append("")
+        md.append("`TokenIntrospector.verify(_:requiredScopes:)` on 1,000 opaque tokens, each introspected once through a "
+                  "transport answering from memory, then checked from the cache again and again (SHA-256 of the token, a "
+                  "lock, a dictionary look-up, the expiry and scope checks). Goal: ≤ 1 µs.")
+        md.append("")
+        md.append("| contender | median µs per check | min–max µs | median CPU µs per check | min–max CPU µs |")
+        md.append("|---|---:|---:|---:|---:|")
+        cpu_values = cpu_runs.get(("introspection", "cached"), {}).get("swift-oauth2") or [0.0]
+        md.append("| swift-oauth2 (TokenIntrospector, cache hit) | %.3f | %.3f–%.3f | %.3f | %.3f–%.3f |" % (
+            1e6 / statistics.median(values), 1e6 / max(values), 1e6 / min(values),
+            1e6 / statistics.median(cpu_values) if cpu_values[0] else 0, 1e6 / max(cpu_values) if cpu_values[0] else 0,
+            1e6 / min(cpu_values) if cpu_values[0] else 0))
+
 if ("cli", "cached") in runs:
     md.append("")
     md.append("## `oauth2 token` with a cached valid token, whole process")
@@ -192,7 +257,8 @@ if args.inprocess and os.path.exists(args.inprocess) and os.path.getsize(args.in
     md.append("## In-process benchmarks (`scripts/benchmarks`, ordo-one/benchmark)")
     md.append("")
     md.append("Goals: `authorize()` on a cached token ≤ 1 µs and no allocation beyond the header value; ID-token "
-              "validation ≥ 0.8× the raw signature rate; the 10,000-caller burst on an expired token against a server "
+              "validation ≥ 0.8× the raw signature rate; access-token validation (ResourceServerBenchmarks) ≥ 0.9× the raw "
+              "ES256 and ≥ 0.85× the raw RS256 rate, ahead of jwt-kit, and a cached introspection answer ≤ 1 µs; the 10,000-caller burst on an expired token against a server "
               "answering after 5 ms within 2× one round trip, with 1 token request (the benchmark stops if more were "
               "sent); ≤ 1 KB per session beyond the token strings; a fresh token through the PostgreSQL store's in-process "
               "cache ≤ 1 µs, as on a memory store (PostgresBenchmarks; its figures beside pgbench's floor are in the "

@@ -33,6 +33,26 @@ import Testing
         #expect(try await TestIssuer.verifier(date: date).verify(token).subject == "user-1")
     }
 
+    /// `typ` is compared without case (RFC 7515 §4.1.9) and exactly otherwise; the claims the
+    /// checks do not read are all there, decoded on first use, and equal for equal tokens.
+    @Test func typIgnoresCaseAndTheWholeClaimsSetIsKept() async throws {
+        for typ in ["AT+JWT", "At+Jwt", "Application/AT+jwt"] {
+            #expect(try await TestIssuer.verifier(date: date).verify(TestIssuer.token(header: ["typ": .string(typ)])).subject == "user-1")
+        }
+        for typ in ["at+jwt ", "at-jwt", "at+jws", "jwt", "application/at+jwt+", "аt+jwt"] {
+            #expect(await verify(TestIssuer.token(header: ["typ": .string(typ)]))?.reason == .typeMismatch, "\(typ)")
+        }
+        let token = TestIssuer.token { $0["tenant"] = ["id": "t-1", "tiers": ["gold"]] }
+        let verifier = TestIssuer.verifier(date: date)
+        let first = try await verifier.verify(token), second = try await verifier.verify(token)
+        #expect(first.claims["tenant"]?.objectValue?["id"] == "t-1")
+        #expect(first.claims["scope"] == "orders:read profile")
+        #expect(first.claims.count == TestIssuer.claims().count + 1)
+        #expect(first == second)
+        #expect(first.hashValue == second.hashValue)
+        #expect(Set([first, second]).count == 1)
+    }
+
     @Test func refusesAForgedSignature() async {
         // Same kid, another key: the signature does not verify with the published key.
         let forged = TestIssuer.token(key: TestIssuer.otherECKey)

@@ -54,8 +54,66 @@ public struct AccessTokenVerifier: Sendable {
         byIssuer = Dictionary(issuers.map { ($0.issuer, $0) }, uniquingKeysWith: { _, last in last })
     }
 
-    /// The `typ` values of a JWT access token (RFC 9068 §2.1), lower-cased.
-    static let accessTokenTypes: Set<String> = ["at+jwt", "application/at+jwt"]
+    /// Whether `type` is a JWT access token's `typ` (RFC 9068 §2.1): `at+jwt` or
+    /// `application/at+jwt`, in any case (compared in place, without a lower-cased copy: this
+    /// runs for every request).
+    static func isAccessTokenType(_ type: String) -> Bool {
+        var type = type
+        return type.withUTF8 { bytes in
+            func matches(_ expected: StaticString) -> Bool {
+                guard bytes.count == expected.utf8CodeUnitCount else { return false }
+                let expected = UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount)
+                // ASCII letters only fold: OR-ing 0x20 maps 'A'–'Z' onto 'a'–'z' and leaves '+' and '/' alone.
+                return zip(bytes, expected).allSatisfy { actual, wanted in
+                    wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z") ? actual | 0x20 == wanted : actual == wanted
+                }
+            }
+            return matches("at+jwt") || matches("application/at+jwt")
+        }
+    }
+
+    /// The claims the checks read, taken from the payload in one pass that checks the whole
+    /// claims set as strictly as `JWS.claims()` does (the same errors); the whole set is
+    /// decoded only when ``VerifiedAccessToken/claims`` is first read.
+    package struct Claims {
+        static let names: [StaticString] = ["iss", "aud", "exp", "nbf", "iat", "sub", "client_id", "jti", "scope", "cnf"]
+        var iss, aud, exp, nbf, iat, sub, clientID, jti, scope, cnf: JSONValue?
+        /// The whole set (both initialisers set it).
+        private(set) var raw: LazyJSONObject?
+
+        init() {}
+
+        /// Reads a JWS payload.
+        init(payload: [UInt8]) throws(JOSEError) {
+            var claims = Claims()
+            let parsed = try JOSEJSON.members(payload, named: Self.names, what: "claims set") { slot, value in claims.set(slot, value) }
+            claims.raw = parsed.map { LazyJSONObject.make($0) } ?? LazyJSONObject.make(checkedBytes: payload)
+            self = claims
+        }
+
+        /// Reads a claims set already decoded.
+        init(_ object: [String: JSONValue]) {
+            for (slot, name) in Self.names.enumerated() {
+                if let value = object[name.description] { set(slot, value) }
+            }
+            raw = LazyJSONObject.make(object)
+        }
+
+        mutating func set(_ slot: Int, _ value: JSONValue) {
+            switch slot {
+            case 0: iss = value
+            case 1: aud = value
+            case 2: exp = value
+            case 3: nbf = value
+            case 4: iat = value
+            case 5: sub = value
+            case 6: clientID = value
+            case 7: jti = value
+            case 8: scope = value
+            default: cnf = value
+            }
+        }
+    }
 
     /// Verifies a JWT access token and checks that it grants `requiredScopes`.
     ///
@@ -77,12 +135,12 @@ public struct AccessTokenVerifier: Sendable {
     private func verifyToken(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken {
         let jws: JWS
         do { jws = try JWS(compact: token) } catch { throw .invalidToken(error) }
-        guard let type = jws.type?.lowercased(), Self.accessTokenTypes.contains(type) else {
+        guard let type = jws.type, Self.isAccessTokenType(type) else {
             throw .invalidToken(.typeMismatch, "The token's typ is not at+jwt (RFC 9068).")
         }
-        let claims: [String: JSONValue]
-        do { claims = try jws.claims() } catch { throw .invalidToken(error) }
-        guard let iss = claims["iss"]?.stringValue else { throw .invalidToken(.init(.issuerMismatch), "The token has no iss.") }
+        let claims: Claims
+        do { claims = try Claims(payload: jws.payloadBytes) } catch { throw .invalidToken(error) }
+        guard let iss = claims.iss?.stringValue else { throw .invalidToken(.init(.issuerMismatch), "The token has no iss.") }
         guard let issuer = byIssuer[iss] else { throw .invalidToken(.init(.issuerMismatch), "The token's issuer is not trusted.") }
         let algorithm = jws.algorithm
         guard algorithm != .none, !algorithm.isHMAC, issuer.allowedAlgorithms.contains(algorithm) else {
@@ -119,9 +177,13 @@ public struct AccessTokenVerifier: Sendable {
 
     /// The claim checks of RFC 9068 §4 (after the signature).
     package static func check(_ claims: [String: JSONValue], issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
+        try check(Claims(claims), issuer: issuer, now: now)
+    }
+
+    static func check(_ claims: Claims, issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
         let leeway = issuer.leeway
         let audience: [String]
-        switch claims["aud"] {
+        switch claims.aud {
         case .string(let value)?: audience = [value]
         case .array(let values)?:
             audience = values.compactMap(\.stringValue)
@@ -132,29 +194,30 @@ public struct AccessTokenVerifier: Sendable {
         guard audience.contains(where: issuer.audiences.contains) else {
             throw .invalidToken(.init(.audienceMismatch), "The token is not addressed to this API.")
         }
-        guard let exp = claims["exp"] else { throw .invalidToken(.init(.expired), "The token has no exp.") }
+        guard let exp = claims.exp else { throw .invalidToken(.init(.expired), "The token has no exp.") }
         guard let expiresAt = exp.numericDate else { throw .invalidToken(.init(.invalidClaim), "The token's exp is not a number.") }
         guard expiresAt.timeIntervalSince(now) > -leeway else { throw .invalidToken(.init(.expired), "The token has expired.") }
-        if let nbf = claims["nbf"] {
+        if let nbf = claims.nbf {
             guard let notBefore = nbf.numericDate else { throw .invalidToken(.init(.invalidClaim), "The token's nbf is not a number.") }
             guard notBefore.timeIntervalSince(now) <= leeway else { throw .invalidToken(.notYetValid, "The token is not valid yet (nbf).") }
         }
-        guard let iat = claims["iat"] else { throw .invalidToken(.init(.issuedAtInvalid), "The token has no iat.") }
+        guard let iat = claims.iat else { throw .invalidToken(.init(.issuedAtInvalid), "The token has no iat.") }
         guard let issuedAt = iat.numericDate else { throw .invalidToken(.init(.invalidClaim), "The token's iat is not a number.") }
         guard issuedAt.timeIntervalSince(now) <= leeway else { throw .invalidToken(.init(.issuedAtInvalid), "The token's iat is in the future.") }
-        func requiredString(_ name: String) throws(AccessTokenError) -> String {
-            guard let value = claims[name] else { throw .invalidToken(.missingClaim, "The token has no \(name).") }
+        func requiredString(_ value: JSONValue?, _ name: String) throws(AccessTokenError) -> String {
+            guard let value else { throw .invalidToken(.missingClaim, "The token has no \(name).") }
             guard let string = value.stringValue, !string.isEmpty else { throw .invalidToken(.init(.invalidClaim), "The token's \(name) is not a string.") }
             return string
         }
-        let subject = try requiredString("sub")
-        let clientID = try requiredString("client_id")
-        let jwtID = try requiredString("jti")
-        let scopes = try scopes(claims["scope"])
-        let thumbprint = try confirmationThumbprint(claims["cnf"])
+        let subject = try requiredString(claims.sub, "sub")
+        let clientID = try requiredString(claims.clientID, "client_id")
+        let jwtID = try requiredString(claims.jti, "jti")
+        let scopes = try scopes(claims.scope)
+        let thumbprint = try confirmationThumbprint(claims.cnf)
         return VerifiedAccessToken(
             format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
-            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint, claims: claims)
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint,
+            rawClaims: claims.raw ?? LazyJSONObject.make([:]))
     }
 
     /// `scope`: a space-separated string (RFC 9068 §2.2.3, RFC 8693 §4.2); an array of
@@ -162,7 +225,10 @@ public struct AccessTokenVerifier: Sendable {
     static func scopes(_ value: JSONValue?) throws(AccessTokenError) -> Set<String> {
         switch value {
         case nil: return []
-        case .string(let text)?: return Set(text.split(separator: " ").map(String.init))
+        case .string(let text)?:
+            var scopes = Set<String>()
+            for scope in text.split(separator: " ") { scopes.insert(String(scope)) }
+            return scopes
         case .array(let values)?:
             let strings = values.compactMap(\.stringValue)
             guard strings.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's scope holds a non-string.") }

@@ -43,13 +43,26 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     /// `cnf.jkt` (RFC 9449 §6): the thumbprint of the DPoP key the token is bound to; `nil`
     /// for a bearer token.
     public let confirmationThumbprint: String?
-    /// Every claim (of the JWT, or of the introspection answer).
-    public let claims: [String: JSONValue]
+    /// Every claim (of the JWT, or of the introspection answer). A JWT's set is decoded the
+    /// first time this is read (the verifier reads the claims it checks in one pass).
+    public var claims: [String: JSONValue] { rawClaims.object }
+    private let rawClaims: LazyJSONObject
 
     /// Creates a value; the verifiers make these.
     public init(
         format: Format, issuer: String?, subject: String?, clientID: String?, scopes: Set<String>, audience: [String],
         expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, claims: [String: JSONValue]
+    ) {
+        self.init(
+            format: format, issuer: issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmationThumbprint,
+            rawClaims: LazyJSONObject.make(claims))
+    }
+
+    /// Creates a value whose claims are decoded when first read.
+    package init(
+        format: Format, issuer: String?, subject: String?, clientID: String?, scopes: Set<String>, audience: [String],
+        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
     ) {
         self.format = format
         self.issuer = issuer
@@ -61,7 +74,30 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
         self.issuedAt = issuedAt
         self.jwtID = jwtID
         self.confirmationThumbprint = confirmationThumbprint
-        self.claims = claims
+        self.rawClaims = rawClaims
+    }
+
+    /// Equal when every property is, the claims included.
+    public static func == (lhs: VerifiedAccessToken, rhs: VerifiedAccessToken) -> Bool {
+        lhs.format == rhs.format && lhs.issuer == rhs.issuer && lhs.subject == rhs.subject && lhs.clientID == rhs.clientID
+            && lhs.scopes == rhs.scopes && lhs.audience == rhs.audience && lhs.expiresAt == rhs.expiresAt
+            && lhs.issuedAt == rhs.issuedAt && lhs.jwtID == rhs.jwtID && lhs.confirmationThumbprint == rhs.confirmationThumbprint
+            && (lhs.rawClaims.isIdentical(to: rhs.rawClaims) || lhs.claims == rhs.claims)
+    }
+
+    /// Hashes every property, the claims included.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(format)
+        hasher.combine(issuer)
+        hasher.combine(subject)
+        hasher.combine(clientID)
+        hasher.combine(scopes)
+        hasher.combine(audience)
+        hasher.combine(expiresAt)
+        hasher.combine(issuedAt)
+        hasher.combine(jwtID)
+        hasher.combine(confirmationThumbprint)
+        hasher.combine(claims)
     }
 
     /// Whether the token is bound to a DPoP key (it has `cnf.jkt`).
