@@ -193,9 +193,13 @@ public struct WebSignIn: Sendable {
             return .failure(WebSignInError(.browserMismatch, "This sign-in was started in another browser. Please sign in again."))
         }
 
+        // The query comes from the browser: a URL Foundation will not make of it is a failed
+        // sign-in, never a crash.
+        guard let callbackURL = URL(string: configuration.redirectURI.absoluteString + "?" + (Self.rawQuery(of: request) ?? "")) else {
+            return .failure(WebSignInError(.signInFailed, "The sign-in failed: the callback's query is malformed."))
+        }
         let tokenSet: TokenSet
         do {
-            let callbackURL = URL(string: configuration.redirectURI.absoluteString + "?" + (Self.rawQuery(of: request) ?? ""))!
             tokenSet = try await client.completeAuthorization(callbackURL: callbackURL, request: pending.request)
         } catch let error as OAuth2Error {
             logger.debug("Sign-in failed", metadata: ["code": "\(error.code)"])
