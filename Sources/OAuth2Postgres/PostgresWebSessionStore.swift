@@ -129,6 +129,20 @@ public struct PostgresWebSessionStore: WebSessionStore {
         return try await removing(query, "removing a web session").first
     }
 
+    /// See `WebSessionStore.sessions(issuer:subject:providerSessionID:)`: every session of
+    /// `issuer` whose provider session is `providerSessionID` (when given) and whose subject
+    /// is `subject` (when given), expired or not. With neither, none.
+    ///
+    /// - Throws: ``PostgresTokenStoreError``.
+    public func sessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord] {
+        let select = "SELECT record, last_seen_at FROM \(sessionsTable)"
+        guard let query = Self.query(select, issuer: issuer, subject: subject, providerSessionID: providerSessionID, "") else { return [] }
+        try await store.migrate()
+        return try await store.withPooledConnection("reading the web sessions of a logout") { [logger = store.logger] connection in
+            try await Self.records(connection.rows(query, logger: logger))
+        }
+    }
+
     /// See `WebSessionStore.removeSessions(issuer:subject:providerSessionID:)`: removes, in
     /// one statement, every session of `issuer` whose provider session is
     /// `providerSessionID` (when given) and whose subject is `subject` (when given); returns
@@ -138,33 +152,37 @@ public struct PostgresWebSessionStore: WebSessionStore {
     ///   retried: the caller learns that it may not have ended them (a back-channel logout
     ///   then answers with an error, and the provider may send it again).
     public func removeSessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord] {
+        let delete = "DELETE FROM \(sessionsTable)", returning = "RETURNING record, last_seen_at"
+        guard let query = Self.query(delete, issuer: issuer, subject: subject, providerSessionID: providerSessionID, returning) else { return [] }
         try await store.migrate()
-        let table = sessionsTable
-        let query: PostgresQuery
+        return try await removing(query, "removing the web sessions of a logout")
+    }
+
+    /// `head`, the condition naming the sessions of a logout, and `tail`; `nil` when the
+    /// logout names none.
+    private static func query(_ head: String, issuer: String, subject: String?, providerSessionID: String?, _ tail: String) -> PostgresQuery? {
         switch (subject, providerSessionID) {
         case (let subject?, let sid?):
-            query = """
-                DELETE FROM \(unescaped: table) WHERE issuer = \(issuer) AND provider_session_id = \(sid) AND subject = \(subject)
-                RETURNING record, last_seen_at
-                """
-        case (nil, let sid?):
-            query = "DELETE FROM \(unescaped: table) WHERE issuer = \(issuer) AND provider_session_id = \(sid) RETURNING record, last_seen_at"
-        case (let subject?, nil):
-            query = "DELETE FROM \(unescaped: table) WHERE issuer = \(issuer) AND subject = \(subject) RETURNING record, last_seen_at"
-        case (nil, nil):
-            return []
+            "\(unescaped: head) WHERE issuer = \(issuer) AND provider_session_id = \(sid) AND subject = \(subject) \(unescaped: tail)"
+        case (nil, let sid?): "\(unescaped: head) WHERE issuer = \(issuer) AND provider_session_id = \(sid) \(unescaped: tail)"
+        case (let subject?, nil): "\(unescaped: head) WHERE issuer = \(issuer) AND subject = \(subject) \(unescaped: tail)"
+        case (nil, nil): nil
         }
-        return try await removing(query, "removing the web sessions of a logout")
+    }
+
+    /// The sessions of rows of `(record, last_seen_at)`.
+    private static func records(_ rows: PostgresRowSequence) async throws -> [WebSessionRecord] {
+        var records: [WebSessionRecord] = []
+        for try await (record, lastSeenAt) in rows.decode((ByteBuffer, Date).self) {
+            records.append(try sessionRecord(record, lastSeenAt: lastSeenAt))
+        }
+        return records
     }
 
     /// The sessions a `DELETE … RETURNING record, last_seen_at` removed.
     private func removing(_ query: PostgresQuery, _ operation: String) async throws -> [WebSessionRecord] {
         try await store.withPooledConnection(operation, idempotent: false) { [logger = store.logger] connection in
-            var removed: [WebSessionRecord] = []
-            for try await (record, lastSeenAt) in try await connection.rows(query, logger: logger).decode((ByteBuffer, Date).self) {
-                removed.append(try Self.sessionRecord(record, lastSeenAt: lastSeenAt))
-            }
-            return removed
+            try await Self.records(connection.rows(query, logger: logger))
         }
     }
 

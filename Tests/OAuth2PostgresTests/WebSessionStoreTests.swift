@@ -142,7 +142,7 @@ struct WebSessionStoreTests {
         }
     }
 
-    @Test("remove returns the session once; removeSessions ends the sessions of a provider session, of a subject, or of both, at one issuer")
+    @Test("remove returns the session once; sessions finds and removeSessions ends the sessions of a provider session, of a subject, or of both, at one issuer")
     func removal() async throws {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
@@ -167,9 +167,16 @@ struct WebSessionStoreTests {
                 let noSID = Self.record("f", subject: "user-2", sid: nil, now: now)
                 for record in [a, b, c, d, elsewhere, noSID] { try await sessions.save(record) }
 
+                // Found, by the same rules, without removing them.
+                #expect(try await sessions.sessions(issuer: Self.issuer, subject: nil, providerSessionID: nil) == [])
+                #expect(Set(try await sessions.sessions(issuer: Self.issuer, subject: nil, providerSessionID: "sid-1")) == [a, b])
+                #expect(Set(try await sessions.sessions(issuer: Self.issuer, subject: "user-1", providerSessionID: nil)) == [a, b, c])
+                #expect(try await sessions.sessions(issuer: Self.issuer, subject: "user-1", providerSessionID: "sid-2") == [c])
+
                 #expect(try await sessions.removeSessions(issuer: Self.issuer, subject: nil, providerSessionID: nil) == [])
                 let bySID = try await sessions.removeSessions(issuer: Self.issuer, subject: nil, providerSessionID: "sid-1")
                 #expect(Set(bySID) == [a, b])
+                #expect(try await sessions.sessions(issuer: Self.issuer, subject: nil, providerSessionID: "sid-1") == [])
                 // Both given: both must match.
                 #expect(try await sessions.removeSessions(issuer: Self.issuer, subject: "user-2", providerSessionID: "sid-2") == [])
                 #expect(try await sessions.removeSessions(issuer: Self.issuer, subject: "user-1", providerSessionID: "sid-2") == [c])

@@ -85,7 +85,7 @@ struct WebSignInTests {
 
     static func withApp(
         configuration: WebSignInConfiguration = WebSignInConfiguration(publicBaseURL: base, scopes: ["openid", "profile", "offline_access"]),
-        log: CapturedLog? = nil, _ body: (App) async throws -> Void
+        log: CapturedLog? = nil, tokenStore: (MemoryTokenStore) -> any TokenStore = { $0 }, _ body: (App) async throws -> Void
     ) async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
             provider.register(TestProvider.Client(
@@ -99,7 +99,7 @@ struct WebSignInTests {
             let tokens = MemoryTokenStore()
             let date = ManualDate()
             let signIn = WebSignIn(
-                client: client, configuration: configuration, sessions: sessions, tokens: tokens,
+                client: client, configuration: configuration, sessions: sessions, tokens: tokenStore(tokens),
                 logger: log?.logger() ?? Logger(label: "test"), now: date.function)
             try await body(App(provider: provider, signIn: signIn, sessions: sessions, tokens: tokens, date: date))
         }
@@ -431,6 +431,57 @@ struct WebSignInTests {
             let all = try app.provider.logoutToken(clientID: Self.clientID, subject: TestProvider.Demo.subject)
             #expect(await app.send(Browser(), request, body: "logout_token=\(all)").status == .ok)
             #expect(Self.denial(await app.user(other)) != nil)
+        }
+    }
+
+    /// A token store whose removals fail while ``failing`` is set (a database that went away).
+    final class FailingRemovals: TokenStore, @unchecked Sendable {
+        let base: MemoryTokenStore
+        private let lock = NSLock()
+        private var failing = false
+        init(_ base: MemoryTokenStore) { self.base = base }
+        func fail(_ on: Bool) { lock.withLock { failing = on } }
+        struct Down: Error {}
+        func load(_ key: SessionKey) async throws -> StoredSession? { try await base.load(key) }
+        func save(_ session: StoredSession) async throws { try await base.save(session) }
+        func remove(_ key: SessionKey) async throws {
+            if lock.withLock({ failing }) { throw Down() }
+            try await base.remove(key)
+        }
+        func list() async throws -> [SessionKey] { try await base.list() }
+        func withExclusiveAccess<T: Sendable>(to key: SessionKey, _ body: @Sendable () async throws -> T) async throws -> T {
+            try await base.withExclusiveAccess(to: key, body)
+        }
+    }
+
+    @Test("A back-channel logout whose tokens cannot be removed fails and keeps the session, so the next logout ends it and its tokens")
+    func backChannelLogoutFailingHalfWay() async throws {
+        var store: FailingRemovals?
+        try await Self.withApp(tokenStore: { base in
+            let failing = FailingRemovals(base)
+            store = failing
+            return failing
+        }) { app in
+            let store = try #require(store)
+            let browser = Browser()
+            try await app.signIn(browser)
+            let user = try #require(Self.user(await app.user(browser)))
+            let sid = try #require(user.record.providerSessionID)
+            let key = Session.key(for: app.signIn.client, account: user.record.account)
+            var request = HTTPRequest(method: .post, scheme: "http", authority: "127.0.0.1:8000", path: "/auth/backchannel-logout")
+            request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+
+            store.fail(true)
+            let failed = await app.send(Browser(), request, body: "logout_token=\(try app.provider.logoutToken(clientID: Self.clientID, sessionID: sid))")
+            #expect(failed.status == .badRequest)
+            #expect(try await app.sessions.sessions(issuer: user.record.issuer, subject: nil, providerSessionID: sid) == [user.record])
+            #expect(try await app.tokens.load(key) != nil)
+
+            store.fail(false)
+            let again = await app.send(Browser(), request, body: "logout_token=\(try app.provider.logoutToken(clientID: Self.clientID, sessionID: sid))")
+            #expect(again.status == .ok)
+            #expect(Self.denial(await app.user(browser)) != nil)
+            #expect(try await app.tokens.load(key) == nil)
         }
     }
 

@@ -103,6 +103,12 @@ public protocol WebSessionStore: Sendable {
     /// Removes the session `idHash`; returns it if it was stored.
     @discardableResult
     func remove(_ idHash: String) async throws -> WebSessionRecord?
+    /// Every stored session of `issuer` whose provider session is `providerSessionID` (when
+    /// given) and whose subject is `subject` (when given), expired or not; none when neither
+    /// is given. A logout reads them first, to remove their tokens before the sessions
+    /// themselves: a logout that fails half-way then leaves sessions that the next logout
+    /// finds, never tokens that nothing names.
+    func sessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord]
     /// Removes every session of `issuer` whose provider session is `providerSessionID` (when
     /// given) and whose subject is `subject` (when given); at least one of the two is given.
     /// Returns the removed sessions.
@@ -169,12 +175,16 @@ public actor MemoryWebSessionStore: WebSessionStore {
         sessions.removeValue(forKey: idHash)
     }
 
-    public func removeSessions(issuer: String, subject: String?, providerSessionID: String?) -> [WebSessionRecord] {
+    public func sessions(issuer: String, subject: String?, providerSessionID: String?) -> [WebSessionRecord] {
         guard subject != nil || providerSessionID != nil else { return [] }
-        let matching = sessions.values.filter { record in
+        return sessions.values.filter { record in
             record.issuer == issuer && (subject.map { record.subject == $0 } ?? true)
                 && (providerSessionID.map { record.providerSessionID == $0 } ?? true)
         }
+    }
+
+    public func removeSessions(issuer: String, subject: String?, providerSessionID: String?) -> [WebSessionRecord] {
+        let matching = sessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
         for record in matching { sessions[record.idHash] = nil }
         return matching
     }

@@ -294,9 +294,8 @@ public struct WebSignIn: Sendable {
             return .failure(WebSignInError(.unavailable, "Back-channel logout needs the provider's issuer and JWK set (discovery)."))
         }
         let answer = await backChannel.handle(request, body: body) { logout in
-            let ended = try await sessions.removeSessions(issuer: logout.issuer, subject: logout.subject, providerSessionID: logout.sessionID)
-            try await removeTokens(of: ended)
-            logger.debug("Back-channel logout", metadata: ["sessions": "\(ended.count)"])
+            let ended = try await endProviderSession(issuer: logout.issuer, subject: logout.subject, providerSessionID: logout.sessionID)
+            logger.debug("Back-channel logout", metadata: ["sessions": "\(ended)"])
         }
         return WebResponse(status: answer.status, headerFields: answer.headerFields, body: answer.body)
     }
@@ -313,7 +312,7 @@ public struct WebSignIn: Sendable {
                 guard issuer == client.metadata.issuer else {
                     return .failure(WebSignInError(.forgedRequest, "This logout is for another provider."))
                 }
-                try await removeTokens(of: try await sessions.removeSessions(issuer: issuer, subject: nil, providerSessionID: sid))
+                try await endProviderSession(issuer: issuer, subject: nil, providerSessionID: sid)
             } else if query["iss"] != nil || query["sid"] != nil {
                 return .failure(WebSignInError(.forgedRequest, "A front-channel logout carries both iss and sid, or neither."))
             } else {
@@ -417,9 +416,24 @@ public struct WebSignIn: Sendable {
     }
 
     /// Ends sessions: their records and their tokens.
+    /// Ends `records`: their tokens first, then the sessions, so that a failure half-way
+    /// leaves a session to end again, never tokens that no session names.
     func end(_ records: [WebSessionRecord]) async throws {
-        for record in records { try await sessions.remove(record.idHash) }
         try await removeTokens(of: records)
+        for record in records { try await sessions.remove(record.idHash) }
+    }
+
+    /// Ends the sessions a provider's logout names (back- or front-channel): the tokens of
+    /// those it finds, then the sessions, then the tokens of any that a sign-in added in
+    /// between. Returns the number of sessions ended.
+    @discardableResult
+    func endProviderSession(issuer: String, subject: String?, providerSessionID: String?) async throws -> Int {
+        let found = try await sessions.sessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
+        try await removeTokens(of: found)
+        let removed = try await sessions.removeSessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
+        let accounts = Set(found.map(\.account))
+        try await removeTokens(of: removed.filter { !accounts.contains($0.account) })
+        return removed.count
     }
 
     func removeTokens(of records: [WebSessionRecord]) async throws {
