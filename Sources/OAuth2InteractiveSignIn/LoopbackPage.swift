@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import OAuth2JOSE
 
 /// The texts of the pages the loopback listener shows the browser.
 ///
@@ -137,9 +138,9 @@ struct LoopbackPage: Sendable, Hashable {
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="referrer" content="no-referrer">
-            <title>\(Self.escape(title)) – \(Self.escape(applicationName))</title>
+            <title>\(HTML.escape(title)) – \(HTML.escape(applicationName))</title>
             <style>body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f8fa;color:#1f2328}main{max-width:32rem;padding:2rem;border-radius:12px;background:#fff;box-shadow:0 1px 3px rgba(0,0,0,.15)}h1{margin-top:0;font-size:1.4rem;color:\(color)}p{line-height:1.5}</style>
-            </head><body><main><h1>\(Self.escape(heading))</h1><p id="status">\(Self.escape(message))</p>\(noscript.map { "<noscript><p>\(Self.escape($0))</p></noscript>" } ?? "")</main>\(script.map { "<script>\($0)</script>" } ?? "")</body></html>
+            </head><body><main><h1>\(HTML.escape(heading))</h1><p id="status">\(HTML.escape(message))</p>\(noscript.map { "<noscript><p>\(HTML.escape($0))</p></noscript>" } ?? "")</main>\(script.map { "<script>\($0)</script>" } ?? "")</body></html>
 
             """
     }
@@ -183,21 +184,5 @@ struct LoopbackPage: Sendable, Hashable {
     static func isPlainCode(_ text: String) -> Bool {
         !text.isEmpty && text.count <= 64
             && text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_.-".unicodeScalars.contains($0)) }
-    }
-
-    /// HTML-escapes text.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

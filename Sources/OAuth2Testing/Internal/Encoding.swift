@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OAuth2JOSE
 
 // The provider's own encodings. They are written here, not borrowed from the OAuth2 module,
 // so that the provider's protocol decisions (what a form says, whether a PKCE verifier
@@ -146,23 +147,8 @@ enum Check {
     }
 }
 
-/// Text for the provider's few HTML pages.
-enum HTML {
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
-
+/// The provider's few HTML pages.
+extension HTML {
     static func page(title: String, body: String) -> String {
         """
         <!DOCTYPE html>
