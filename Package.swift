@@ -296,6 +296,16 @@ let package = Package(
             path: "Tests/OAuth2TestSupport",
             swiftSettings: strictSettings
         ),
+        // What the web-framework adapters' tests share: the DPoP checks of an API route.
+        .target(
+            name: "OAuth2WebTestSupport",
+            dependencies: [
+                "OAuth2", "OAuth2JOSE", "OAuth2Web",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/OAuth2WebTestSupport",
+            swiftSettings: strictSettings
+        ),
         // A child process for the tests that need several processes: crash safety (killed
         // while writing), cross-process locks, sessions sharing a store, PostgreSQL fleet
         // replicas. `OAuth2TestWorker <subcommand> ...`.
@@ -405,7 +415,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2VaporTests",
             dependencies: [
-                "OAuth2", "OAuth2Web", "OAuth2Vapor", "OAuth2Testing", "OAuth2TestSupport",
+                "OAuth2", "OAuth2Web", "OAuth2Vapor", "OAuth2Testing", "OAuth2TestSupport", "OAuth2WebTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Vapor"])),
@@ -420,7 +430,8 @@ let package = Package(
         .testTarget(
             name: "OAuth2HummingbirdTests",
             dependencies: [
-                "OAuth2", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing", "OAuth2TestSupport", "OAuth2JOSE", "OAuth2AsyncHTTPClient",
+                "OAuth2", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing", "OAuth2TestSupport", "OAuth2WebTestSupport", "OAuth2JOSE",
+                "OAuth2AsyncHTTPClient",
                 // The example app, run in-process on port 0: the adapter's journeys are the app's.
                 "HummingbirdWebApp",
                 .product(name: "Crypto", package: "swift-crypto"),

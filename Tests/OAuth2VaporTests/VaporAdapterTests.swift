@@ -8,6 +8,7 @@ import NIOPosix
 import OAuth2
 import OAuth2Testing
 import OAuth2TestSupport
+import OAuth2WebTestSupport
 import OAuth2Vapor
 import OAuth2Web
 import Testing
@@ -94,6 +95,9 @@ struct VaporAdapterTests {
             app.grouped(BearerTokenMiddleware(api, requiredScopes: ["profile"])).get("orders") { request in
                 "orders of \(request.accessToken?.subject ?? "-")"
             }
+            // DPoP-bound tokens (DPoPAPIConformance's issuer), proofs for the public URL.
+            app.grouped(BearerTokenMiddleware(try DPoPAPIConformance.resourceServer(publicBaseURL: configuration.publicBaseURL)))
+                .get("dpop", "orders") { request in request.accessToken?.subject ?? "-" }
             try await app.server.start(address: .hostname("127.0.0.1", port: port))
             do {
                 try await body(App(provider: provider, signIn: signIn, base: "http://127.0.0.1:\(port)"))
@@ -188,6 +192,20 @@ struct VaporAdapterTests {
             #expect(profile.status == 200)
             let admin = try await browser.send(.GET, app.base + "/admin")
             #expect(admin.status == 403)
+        }
+    }
+
+    @Test("DPoP-bound tokens: RFC 9449's resource-server rules hold through BearerTokenMiddleware")
+    func dpop() async throws {
+        try await Self.withApp { app in
+            let browser = Browser()
+            let failures = try await DPoPAPIConformance.run(url: URL(string: app.base + "/dpop/orders")!) { url, fields in
+                let answer = try await browser.send(.GET, url.absoluteString, headers: fields.map { ($0.name.rawName, $0.value) })
+                var received = HTTPFields()
+                for (name, value) in answer.headers { if let name = HTTPField.Name(name) { received.append(HTTPField(name: name, value: value)) } }
+                return DPoPAPIConformance.Answer(status: answer.status, headerFields: received, body: answer.body)
+            }
+            #expect(failures.isEmpty, "\(failures)")
         }
     }
 
