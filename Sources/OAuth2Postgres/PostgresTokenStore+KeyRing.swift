@@ -105,24 +105,34 @@ extension PostgresTokenStore {
     }
 }
 
-/// Seals and opens the token documents of rows.
+/// Seals and opens what the store's rows hold: token documents, web sessions, pending sign-ins.
 struct RowCipher: Sendable {
     let ring: PostgresTokenStore.KeyRing
 
-    /// What a ciphertext of the row of `key`, sealed with key `keyID`, authenticates: a
-    /// JSON array, so that no two different rows give the same bytes.
-    static func associatedData(keyID: String, for key: SessionKey) -> Data {
-        let parts = ["swift-oauth2 postgres row", keyID, key.issuer, key.clientID, key.account]
+    /// What a ciphertext sealed with key `keyID` authenticates: a JSON array of the kind of
+    /// row (`binding`'s first element), the key id, then what names the row, so that no two
+    /// different rows give the same bytes.
+    static func associatedData(keyID: String, binding: [String]) -> Data {
+        let parts = Array(binding.prefix(1)) + [keyID] + binding.dropFirst()
         // An array of strings always encodes.
         return (try? JSONEncoder().encode(parts)) ?? Data()
     }
 
+    /// What the ciphertext of the token row of `key` is bound to.
+    static func binding(for key: SessionKey) -> [String] {
+        ["swift-oauth2 postgres row", key.issuer, key.clientID, key.account]
+    }
+
     /// `plaintext` sealed with the current key: its id, and nonce + ciphertext + tag.
     func seal(_ plaintext: Data, for key: SessionKey) throws -> (keyID: String, sealed: Data) {
+        try seal(plaintext, binding: Self.binding(for: key))
+    }
+
+    /// `plaintext` sealed with the current key, bound to `binding`.
+    func seal(_ plaintext: Data, binding: [String]) throws -> (keyID: String, sealed: Data) {
         let keyID = ring.current.id
         do {
-            let box = try AES.GCM.seal(
-                plaintext, using: ring.current.key, authenticating: Self.associatedData(keyID: keyID, for: key))
+            let box = try AES.GCM.seal(plaintext, using: ring.current.key, authenticating: Self.associatedData(keyID: keyID, binding: binding))
             guard let combined = box.combined else { throw PostgresTokenStoreError(.corrupt, "encryption failed") }
             return (keyID, combined)
         } catch {
@@ -136,16 +146,43 @@ struct RowCipher: Sendable {
     ///   ``PostgresTokenStoreError/Code/corrupt`` when the box is malformed or fails
     ///   authentication (altered, or another row's).
     func open(_ sealed: Data, keyID: String, for key: SessionKey) throws -> Data {
+        try open(sealed, keyID: keyID, binding: Self.binding(for: key), row: "the row of \(key)")
+    }
+
+    /// The plaintext of a box bound to `binding`; `row` names the row in errors.
+    func open(_ sealed: Data, keyID: String, binding: [String], row: String) throws -> Data {
         guard let symmetric = ring.key(keyID) else {
-            throw PostgresTokenStoreError(.unknownKey, "the row of \(key) is sealed with key \"\(keyID.prefix(64))\", which the key ring lacks")
+            throw PostgresTokenStoreError(.unknownKey, "\(row) is sealed with key \"\(keyID.prefix(64))\", which the key ring lacks")
         }
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
-            let plaintext = try? AES.GCM.open(box, using: symmetric, authenticating: Self.associatedData(keyID: keyID, for: key))
+            let plaintext = try? AES.GCM.open(box, using: symmetric, authenticating: Self.associatedData(keyID: keyID, binding: binding))
         else {
-            throw PostgresTokenStoreError(
-                .corrupt, "the row of \(key) fails authentication: its ciphertext was altered, or belongs to another row")
+            throw PostgresTokenStoreError(.corrupt, "\(row) fails authentication: its ciphertext was altered, or belongs to another row")
         }
         return plaintext
+    }
+
+    /// `plaintext` sealed into one self-describing value, for a column that has no key id
+    /// column beside it: a format byte (1), the key id's length (one byte), the key id, then
+    /// nonce + ciphertext + tag.
+    func sealEnvelope(_ plaintext: Data, binding: [String]) throws -> [UInt8] {
+        let (keyID, sealed) = try seal(plaintext, binding: binding)
+        return [1, UInt8(keyID.utf8.count)] + Array(keyID.utf8) + Array(sealed)
+    }
+
+    /// The plaintext of a ``sealEnvelope(_:binding:)`` value.
+    ///
+    /// - Throws: ``PostgresTokenStoreError/Code/corrupt`` for a value that is not an
+    ///   envelope (a plain record written by hand, say) or fails authentication;
+    ///   ``PostgresTokenStoreError/Code/unknownKey`` when the ring lacks its key.
+    func openEnvelope(_ envelope: some Collection<UInt8>, binding: [String], row: String) throws -> Data {
+        let bytes = Array(envelope)
+        guard bytes.count > 2, bytes[0] == 1, bytes.count > 2 + Int(bytes[1]),
+            let keyID = String(validating: bytes[2..<(2 + Int(bytes[1]))], as: UTF8.self)
+        else {
+            throw PostgresTokenStoreError(.corrupt, "\(row) is not sealed")
+        }
+        return try open(Data(bytes[(2 + Int(bytes[1]))...]), keyID: keyID, binding: binding, row: row)
     }
 }
 #endif

@@ -25,11 +25,15 @@ import PostgresNIO
 ///
 /// - A session is one row under the hash of its cookie's id (the cookie itself is never
 ///   stored), with its issuer, subject and provider session id in columns of their own (a
-///   logout finds the sessions it names by index) and the record, JSON-encoded, in `record`.
+///   logout finds the sessions it names by index) and the record in `record`, sealed with the
+///   store's key ring like the token rows (AES-256-GCM, the key id inside): its claims and
+///   CSRF token are not readable in the database, and a row written there by hand, or
+///   copied from another session, does not open.
 ///   Its last use is the column `last_seen_at`, which ``touch(_:now:)`` only ever moves
 ///   forward.
 /// - A pending sign-in is one row under the SHA-256 of its `state` (base64url), taken by one
 ///   `DELETE … RETURNING`: two replicas that receive the same callback cannot both complete it.
+///   Its record (the PKCE verifier, the nonce) is sealed in the same way.
 ///
 /// Expired rows are never served; ``session(_:idleLifetime:now:)`` deletes the one it meets,
 /// and ``removeExpired(idleLifetime:now:)`` (a scheduled job) deletes the rest.
@@ -61,13 +65,17 @@ public struct PostgresWebSessionStore: WebSessionStore {
         try await store.migrate()
         let table = sessionsTable
         let idleCutoff = now.addingTimeInterval(-idleLifetime)
-        return try await store.withPooledConnection("reading a web session") { [logger = store.logger] connection in
+        return try await store.withPooledConnection("reading a web session") { [logger = store.logger, self] connection in
             let query: PostgresQuery = "SELECT record, last_seen_at FROM \(unescaped: table) WHERE id_hash = \(idHash)"
             var found: WebSessionRecord?
             for try await (record, lastSeenAt) in try await connection.rows(query, logger: logger).decode((ByteBuffer, Date).self) {
-                found = try Self.sessionRecord(record, lastSeenAt: lastSeenAt)
+                found = try sessionRecord(record, lastSeenAt: lastSeenAt)
             }
             guard let record = found else { return nil }
+            // A sealed record of another session, copied into this row, is not this session.
+            guard record.idHash == idHash else {
+                throw PostgresTokenStoreError(.corrupt, "a web session's row holds the record of another session")
+            }
             guard record.expiry(idleLifetime: idleLifetime) <= now else { return record }
             // Deleted only if the row's own columns say it has expired: another replica,
             // whose clock runs ahead, may have just touched it.
@@ -87,7 +95,7 @@ public struct PostgresWebSessionStore: WebSessionStore {
     public func save(_ record: WebSessionRecord) async throws {
         try await store.migrate()
         let table = sessionsTable
-        let bytes = ByteBuffer(bytes: try Self.encode(record, what: "web session"))
+        let bytes = ByteBuffer(bytes: try seal(record, what: Self.sessionKind))
         try await store.withPooledConnection("saving a web session") { [logger = store.logger] connection in
             let query: PostgresQuery = """
                 INSERT INTO \(unescaped: table) (id_hash, issuer, subject, provider_session_id, record, last_seen_at, absolute_expiry)
@@ -138,8 +146,8 @@ public struct PostgresWebSessionStore: WebSessionStore {
         let select = "SELECT record, last_seen_at FROM \(sessionsTable)"
         guard let query = Self.query(select, issuer: issuer, subject: subject, providerSessionID: providerSessionID, "") else { return [] }
         try await store.migrate()
-        return try await store.withPooledConnection("reading the web sessions of a logout") { [logger = store.logger] connection in
-            try await Self.records(connection.rows(query, logger: logger))
+        return try await store.withPooledConnection("reading the web sessions of a logout") { [logger = store.logger, self] connection in
+            try await records(connection.rows(query, logger: logger))
         }
     }
 
@@ -171,7 +179,7 @@ public struct PostgresWebSessionStore: WebSessionStore {
     }
 
     /// The sessions of rows of `(record, last_seen_at)`.
-    private static func records(_ rows: PostgresRowSequence) async throws -> [WebSessionRecord] {
+    private func records(_ rows: PostgresRowSequence) async throws -> [WebSessionRecord] {
         var records: [WebSessionRecord] = []
         for try await (record, lastSeenAt) in rows.decode((ByteBuffer, Date).self) {
             records.append(try sessionRecord(record, lastSeenAt: lastSeenAt))
@@ -181,8 +189,8 @@ public struct PostgresWebSessionStore: WebSessionStore {
 
     /// The sessions a `DELETE … RETURNING record, last_seen_at` removed.
     private func removing(_ query: PostgresQuery, _ operation: String) async throws -> [WebSessionRecord] {
-        try await store.withPooledConnection(operation, idempotent: false) { [logger = store.logger] connection in
-            try await Self.records(connection.rows(query, logger: logger))
+        try await store.withPooledConnection(operation, idempotent: false) { [logger = store.logger, self] connection in
+            try await records(connection.rows(query, logger: logger))
         }
     }
 
@@ -196,7 +204,7 @@ public struct PostgresWebSessionStore: WebSessionStore {
         try await store.migrate()
         let table = pendingTable
         let stateHash = Self.hash(pending.request.state)
-        let bytes = ByteBuffer(bytes: try Self.encode(pending, what: "pending sign-in"))
+        let bytes = ByteBuffer(bytes: try seal(pending, what: Self.pendingKind))
         try await store.withPooledConnection("recording a pending sign-in") { [logger = store.logger] connection in
             let query: PostgresQuery = """
                 INSERT INTO \(unescaped: table) (state_hash, record, expires_at) VALUES (\(stateHash), \(bytes), \(pending.expiresAt))
@@ -218,15 +226,18 @@ public struct PostgresWebSessionStore: WebSessionStore {
         try await store.migrate()
         let table = pendingTable
         let stateHash = Self.hash(state)
-        return try await store.withPooledConnection("taking a pending sign-in", idempotent: false) { [logger = store.logger] connection in
+        return try await store.withPooledConnection("taking a pending sign-in", idempotent: false) { [logger = store.logger, self] connection in
             let query: PostgresQuery = """
                 DELETE FROM \(unescaped: table) WHERE state_hash = \(stateHash) AND expires_at > \(now) RETURNING record
                 """
             var taken: PendingSignIn?
             for try await record in try await connection.rows(query, logger: logger).decode(ByteBuffer.self) {
-                taken = try Self.decode(PendingSignIn.self, from: record, what: "pending sign-in")
+                taken = try open(PendingSignIn.self, from: record, what: Self.pendingKind)
             }
-            // The hash matched: the state is the one asked for (a collision of SHA-256 aside).
+            // A sealed record of another sign-in, copied into this row, is not this one.
+            guard taken.map({ Self.hash($0.request.state) == stateHash }) ?? true else {
+                throw PostgresTokenStoreError(.corrupt, "a pending sign-in's row holds the record of another sign-in")
+            }
             return taken
         }
     }
@@ -269,26 +280,33 @@ public struct PostgresWebSessionStore: WebSessionStore {
         Base64URL.encode(Array(SHA256.hash(data: Array(value.utf8))))
     }
 
+    static let sessionKind = "web session", pendingKind = "pending sign-in"
+
     /// A session's record as stored, with its last use from the `last_seen_at` column (moved
     /// on by ``touch(_:now:)``; kept to the microsecond, so the record's own, more precise,
     /// value stands when the column was not moved).
-    static func sessionRecord(_ bytes: ByteBuffer, lastSeenAt: Date) throws -> WebSessionRecord {
-        var record = try decode(WebSessionRecord.self, from: bytes, what: "web session")
+    func sessionRecord(_ bytes: ByteBuffer, lastSeenAt: Date) throws -> WebSessionRecord {
+        var record = try open(WebSessionRecord.self, from: bytes, what: Self.sessionKind)
         record.lastSeenAt = max(record.lastSeenAt, lastSeenAt)
         return record
     }
 
-    static func encode(_ value: some Encodable, what: String) throws -> [UInt8] {
+    /// `value`, JSON-encoded and sealed with the store's current key, bound to its kind.
+    func seal(_ value: some Encodable, what: String) throws -> [UInt8] {
+        let plaintext: Data
         do {
-            return Array(try JSONEncoder().encode(value))
+            plaintext = try JSONEncoder().encode(value)
         } catch {
             throw PostgresTokenStoreError(.corrupt, "the \(what) could not be encoded")
         }
+        return try store.cipher.sealEnvelope(plaintext, binding: ["swift-oauth2 postgres \(what)"])
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from bytes: ByteBuffer, what: String) throws -> T {
+    /// A sealed `what` read back.
+    func open<T: Decodable>(_ type: T.Type, from bytes: ByteBuffer, what: String) throws -> T {
+        let plaintext = try store.cipher.openEnvelope(bytes.readableBytesView, binding: ["swift-oauth2 postgres \(what)"], row: "a stored \(what)")
         do {
-            return try JSONDecoder().decode(type, from: Data(bytes.readableBytesView))
+            return try JSONDecoder().decode(type, from: plaintext)
         } catch {
             // Not the decoder's message: it may quote the record's values.
             throw PostgresTokenStoreError(.corrupt, "a stored \(what) could not be read")

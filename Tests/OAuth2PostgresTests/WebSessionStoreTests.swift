@@ -338,5 +338,52 @@ struct WebSessionStoreTests {
             }
         }
     }
+
+    @Test("Rows are sealed with the key ring: nothing of a record is readable in the database, a row copied into another does not open, another ring cannot read them")
+    func sealedRows() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("web")
+        try await PostgresFixture.withDatabase(dropping: schema) { database in
+            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let now = PostgresFixture.now
+            let a = Self.record("a", now: now), b = Self.record("b", now: now)
+            let pending = try await Self.pending(now: now)
+            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                let sessions = PostgresWebSessionStore(store: store)
+                try await sessions.save(a)
+                try await sessions.save(b)
+                try await sessions.insert(pending)
+                let stored = try await database.execute(PostgresQuery(unsafeSQL: """
+                    SELECT encode(record, 'escape') FROM \(schema).oauth2_web_sessions
+                    UNION ALL SELECT encode(record, 'escape') FROM \(schema).oauth2_web_pending_sign_ins
+                    """)).decode(String.self)
+                #expect(stored.count == 3)
+                for text in stored {
+                    for secret in ["Ada", a.csrfToken, b.csrfToken, a.account, pending.request.codeVerifier, pending.request.state, "/orders"] {
+                        #expect(!text.contains(secret), "a sealed row shows a record's value")
+                    }
+                }
+
+                // B's sealed record copied into A's row: reading A is an error, not B's session.
+                try await database.execute(PostgresQuery(unsafeSQL: """
+                    UPDATE \(schema).oauth2_web_sessions SET record = (SELECT record FROM \(schema).oauth2_web_sessions WHERE id_hash = '\(b.idHash)')
+                    WHERE id_hash = '\(a.idHash)'
+                    """))
+                let copied = await #expect(throws: PostgresTokenStoreError.self) {
+                    try await sessions.session(a.idHash, idleLifetime: Self.idle, now: now)
+                }
+                #expect(copied?.code == .corrupt)
+                #expect(try await sessions.session(b.idHash, idleLifetime: Self.idle, now: now) == b)
+            }
+            // A replica whose ring lacks the key cannot read the rows (and says which key).
+            let other = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k2"))
+            try await PostgresFixture.withStore(schema: schema, keyRing: other) { store in
+                let error = await #expect(throws: PostgresTokenStoreError.self) {
+                    try await PostgresWebSessionStore(store: store).session(b.idHash, idleLifetime: Self.idle, now: now)
+                }
+                #expect(error?.code == .unknownKey)
+            }
+        }
+    }
 }
 #endif
