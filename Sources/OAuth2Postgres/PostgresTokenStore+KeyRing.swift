@@ -117,12 +117,47 @@ struct RowCipher: Sendable {
         return (try? JSONEncoder().encode(parts)) ?? Data()
     }
 
+    /// What a ciphertext of the registration row of `clientID` at `issuer`, sealed with key
+    /// `keyID`, authenticates: another array than a session row's, so that neither opens as
+    /// the other.
+    static func associatedData(keyID: String, registrationOf clientID: String, at issuer: String) -> Data {
+        let parts = ["swift-oauth2 postgres registration", keyID, issuer, clientID]
+        return (try? JSONEncoder().encode(parts)) ?? Data()
+    }
+
     /// `plaintext` sealed with the current key: its id, and nonce + ciphertext + tag.
     func seal(_ plaintext: Data, for key: SessionKey) throws -> (keyID: String, sealed: Data) {
+        try seal(plaintext) { Self.associatedData(keyID: $0, for: key) }
+    }
+
+    /// The registration document `plaintext` of `clientID` at `issuer`, sealed with the
+    /// current key: its id, and nonce + ciphertext + tag.
+    func seal(_ plaintext: Data, registrationOf clientID: String, at issuer: String) throws -> (keyID: String, sealed: Data) {
+        try seal(plaintext) { Self.associatedData(keyID: $0, registrationOf: clientID, at: issuer) }
+    }
+
+    /// The plain registration document of `clientID` at `issuer`.
+    ///
+    /// - Throws: as ``open(_:keyID:for:)``.
+    func open(_ sealed: Data, keyID: String, registrationOf clientID: String, at issuer: String) throws -> Data {
+        guard let symmetric = ring.key(keyID) else {
+            throw PostgresTokenStoreError(
+                .unknownKey, "the registration of \(clientID) is sealed with key \"\(keyID.prefix(64))\", which the key ring lacks")
+        }
+        guard let box = try? AES.GCM.SealedBox(combined: sealed),
+            let plaintext = try? AES.GCM.open(
+                box, using: symmetric, authenticating: Self.associatedData(keyID: keyID, registrationOf: clientID, at: issuer))
+        else {
+            throw PostgresTokenStoreError(
+                .corrupt, "the registration row of \(clientID) fails authentication: its ciphertext was altered, or belongs to another row")
+        }
+        return plaintext
+    }
+
+    private func seal(_ plaintext: Data, authenticating associatedData: (String) -> Data) throws -> (keyID: String, sealed: Data) {
         let keyID = ring.current.id
         do {
-            let box = try AES.GCM.seal(
-                plaintext, using: ring.current.key, authenticating: Self.associatedData(keyID: keyID, for: key))
+            let box = try AES.GCM.seal(plaintext, using: ring.current.key, authenticating: associatedData(keyID))
             guard let combined = box.combined else { throw PostgresTokenStoreError(.corrupt, "encryption failed") }
             return (keyID, combined)
         } catch {
