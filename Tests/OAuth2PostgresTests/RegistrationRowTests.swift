@@ -59,7 +59,8 @@ struct PostgresRegistrationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("regkeys")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let old = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("old"))
+            let oldKey = try PostgresFixture.ringKey("old")
+            let old = try PostgresTokenStore.KeyRing(current: oldKey)
             let first = RegistrationStoreConformance.registration("c-1", secret: "sec-ret")
             let second = RegistrationStoreConformance.registration("c-2", secret: "other")
             try await PostgresFixture.withStore(schema: schema, keyRing: old, cacheCapacity: 0) { (store) async throws in
@@ -75,7 +76,7 @@ struct PostgresRegistrationTests {
             #expect(sealed.count == 2)
             #expect(!sealed.contains { String(decoding: $0.readableBytesView, as: UTF8.self).contains("sec-ret") }, "no secret in clear")
 
-            let rotated = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("new"), previous: [PostgresFixture.ringKey("old")])
+            let rotated = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("new"), previous: [oldKey])
             try await PostgresFixture.withStore(schema: schema, keyRing: rotated, cacheCapacity: 0) { (store) async throws in
                 #expect(try await store.keyUsage() == ["old": 2])
                 #expect(try await store.resealRows() == 2)
