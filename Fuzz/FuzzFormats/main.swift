@@ -6,7 +6,7 @@ import OAuth2
 
 // The formats the other harnesses leave out. The first byte picks the parser — a
 // `WWW-Authenticate` challenge, a device authorization response, a registration response,
-// a `DPoP-Nonce`, a stored token document, a settings file (each of its three formats,
+// a `DPoP-Nonce`, a stored token or registration document, a settings file (each of its three formats,
 // and detected) — and the status and content type; the rest is the input. A parser must
 // return or throw its own typed error: a crash, a hang or another error is a bug.
 private enum Fixture {
@@ -76,6 +76,13 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
                         fatalError("an invalid nonce was kept")
                     }
                 }
+            }
+        case 4 where selector & 0x80 != 0:
+            // A stored registration document: what parses is written back and read again.
+            let document = try RegistrationDocument(data: body)
+            let again = try RegistrationDocument(data: try document.encoded())
+            if again.issuer != document.issuer || again.clientID != document.clientID || again.additionalFields != document.additionalFields {
+                fatalError("a stored registration reads differently once written back")
             }
         case 4:
             // A stored token document: what parses is written back (in the current version)

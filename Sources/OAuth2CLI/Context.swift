@@ -3,6 +3,9 @@ import Logging
 import OAuth2
 import OAuth2SecretService
 
+/// What the tool needs of a store: sessions, and the registrations `oauth2 register` makes.
+typealias CLIStore = TokenStore & RegistrationStore
+
 /// What a command needs: the profile, its store, a client and a session.
 struct Context {
     let global: GlobalOptions
@@ -35,8 +38,8 @@ struct Context {
         return await SecretServiceTokenStore.isAvailable() ? .keyring : .file
     }
 
-    /// Opens a store.
-    func tokenStore(_ kind: StoreKind) throws -> any TokenStore {
+    /// Opens a store (of sessions and of registrations: every kind keeps both).
+    func tokenStore(_ kind: StoreKind) throws -> any CLIStore {
         switch kind {
         case .keyring: return SecretServiceTokenStore()
         case .file: return try FileTokenStore(directory: global.configDirectory.appendingPathComponent("tokens"))
@@ -54,7 +57,7 @@ struct Context {
 
 
     /// The client secret: from the profile's secret file, else from the store.
-    func clientSecret(for profile: Profile, store: any TokenStore) async throws -> String? {
+    func clientSecret(for profile: Profile, store: any CLIStore) async throws -> String? {
         if let file = profile.clientSecretFile { return try SecretInput.read(file: file, what: "The client secret file") }
         if let secret = try await store.load(sessionKey(for: profile))?.clientSecret { return secret }
         // A client made by `oauth2 register`: its secret is kept with its registration.

@@ -14,7 +14,7 @@ import PostgresNIO
 /// the schema from `OAUTH2_POSTGRES_SCHEMA` (default `oauth2`).
 enum PostgresStore {
     /// The store of this process, opened (and its connection pool started) on first use.
-    static func shared(logger: Logger) throws -> any TokenStore {
+    static func shared(logger: Logger) throws -> any CLIStore {
         #if Postgres
         try opened.withLock { opened in
             if let store = opened { return store }

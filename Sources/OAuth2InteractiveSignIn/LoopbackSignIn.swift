@@ -113,7 +113,7 @@ public struct LoopbackSignIn: Sendable {
     /// The listener starts first, so that the client is registered with the listener's
     /// redirect URI (`http://127.0.0.1:PORT/callback`, the port it got) unless `client`
     /// names its own redirect URIs; its scopes default to the configuration's. The
-    /// registration is saved in `store` (`TokenStore.saveRegistration(_:issuer:)`)
+    /// registration is saved in `store` (`RegistrationStore.saveRegistration(_:issuer:)`)
     /// before the browser opens, so that a sign-in that fails later leaves no orphan
     /// credentials behind. With a client id in `configuration`, nothing is registered.
     ///
@@ -132,7 +132,7 @@ public struct LoopbackSignIn: Sendable {
         configuration: ClientConfiguration,
         registering client: ClientMetadata = ClientMetadata(),
         initialAccessToken: String? = nil,
-        store: (any TokenStore)? = nil,
+        store: (any RegistrationStore)? = nil,
         options: AuthorizationOptions = AuthorizationOptions()
     ) async throws -> (client: OAuth2Client, registration: ClientRegistration?, tokens: TokenSet) {
         let listener = try await LoopbackRedirectListener.start(host: host, port: port, callbackPath: callbackPath, pages: pages)

@@ -105,7 +105,8 @@ extension PostgresTokenStore {
     }
 }
 
-/// Seals and opens what the store's rows hold: token documents, web sessions, pending sign-ins.
+/// Seals and opens what the store's rows hold: token documents, registrations, web sessions,
+/// pending sign-ins.
 struct RowCipher: Sendable {
     let ring: PostgresTokenStore.KeyRing
 
@@ -123,9 +124,28 @@ struct RowCipher: Sendable {
         ["swift-oauth2 postgres row", key.issuer, key.clientID, key.account]
     }
 
+    /// What the ciphertext of the registration row of `clientID` at `issuer` is bound to:
+    /// another array than a session row's, so that neither opens as the other.
+    static func binding(registrationOf clientID: String, at issuer: String) -> [String] {
+        ["swift-oauth2 postgres registration", issuer, clientID]
+    }
+
     /// `plaintext` sealed with the current key: its id, and nonce + ciphertext + tag.
     func seal(_ plaintext: Data, for key: SessionKey) throws -> (keyID: String, sealed: Data) {
         try seal(plaintext, binding: Self.binding(for: key))
+    }
+
+    /// The registration document `plaintext` of `clientID` at `issuer`, sealed with the
+    /// current key: its id, and nonce + ciphertext + tag.
+    func seal(_ plaintext: Data, registrationOf clientID: String, at issuer: String) throws -> (keyID: String, sealed: Data) {
+        try seal(plaintext, binding: Self.binding(registrationOf: clientID, at: issuer))
+    }
+
+    /// The plain registration document of `clientID` at `issuer`.
+    ///
+    /// - Throws: as ``open(_:keyID:for:)``.
+    func open(_ sealed: Data, keyID: String, registrationOf clientID: String, at issuer: String) throws -> Data {
+        try open(sealed, keyID: keyID, binding: Self.binding(registrationOf: clientID, at: issuer), row: "the registration row of \(clientID)")
     }
 
     /// `plaintext` sealed with the current key, bound to `binding`.

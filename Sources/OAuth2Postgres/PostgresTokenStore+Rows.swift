@@ -207,12 +207,18 @@ extension PostgresTokenStore {
         return keys.count
     }
 
-    /// How many rows each key id seals: a key of the ring can go once no row names it.
+    /// How many rows each key id seals, sessions' and registrations' together: a key of the
+    /// ring can go once no row names it.
     ///
     /// - Throws: connection errors.
     public func keyUsage() async throws -> [String: Int] {
         try await migrate()
-        let query: PostgresQuery = "SELECT key_id, count(*) FROM \(unescaped: schema).oauth2_sessions GROUP BY key_id"
+        let query: PostgresQuery = """
+            SELECT key_id, count(*) FROM (
+                SELECT key_id FROM \(unescaped: schema).oauth2_sessions
+                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_registrations) AS rows
+            GROUP BY key_id
+            """
         return try await withPooledConnection("counting rows by key") { [logger] connection in
             var usage: [String: Int] = [:]
             for try await (keyID, count) in try await connection.rows(query, logger: logger).decode((String, Int64).self) {
@@ -223,7 +229,8 @@ extension PostgresTokenStore {
     }
 
     /// Seals again with the current key up to `limit` rows sealed with an older one, each
-    /// under its session's lock (so that no renewal is overwritten); returns how many.
+    /// session's under its lock (so that no renewal is overwritten), then registrations'
+    /// (a registration written meanwhile is left as it is); returns how many.
     ///
     /// - Throws: ``PostgresTokenStoreError/Code/unknownKey`` for a row whose key the ring
     ///   lacks; connection errors.
@@ -246,7 +253,7 @@ extension PostgresTokenStore {
             }
             if done { resealed += 1 }
         }
-        return resealed
+        return resealed + (try await resealRegistrationRows(limit: max(0, limit) - keys.count))
     }
 
     // MARK: - SQL

@@ -13,14 +13,18 @@ import PostgresNIO
 /// (`bytea`), converting every row in place. Version 3 adds `oauth2_replay_records(key,
 /// expires_at)`, the one-time values an API has seen (``PostgresReplayStore``). Version 4
 /// adds `oauth2_web_sessions` and `oauth2_web_pending_sign_ins`, a web app's browser sessions
-/// and pending sign-ins (``PostgresWebSessionStore``).
+/// and pending sign-ins (``PostgresWebSessionStore``). Version 5 adds
+/// `oauth2_registrations(issuer, client_id, key_id, sealed, updated_at)`, the client
+/// registrations (`RegistrationStore`), sealed like the sessions' rows. Registrations that
+/// earlier versions kept as session rows (account `.registration`) cannot be converted in
+/// SQL (they are sealed): each moves to the new table the first time it is loaded.
 ///
 /// Migrations run in one transaction under an advisory lock of the schema, so replicas
 /// that start together migrate once; the applied versions are rows of
 /// `oauth2_schema_migrations`.
 enum StoreSchema {
     /// The newest schema version this library knows.
-    static let currentVersion = 4
+    static let currentVersion = 5
 
     struct Migration: Sendable {
         let version: Int
@@ -87,6 +91,20 @@ enum StoreSchema {
                     expires_at timestamptz NOT NULL)
                 """,
                 "CREATE INDEX oauth2_web_pending_sign_ins_expires_at ON \(schema).oauth2_web_pending_sign_ins (expires_at)",
+            ]
+        },
+        Migration(version: 5, description: "client registrations") { schema in
+            [
+                """
+                CREATE TABLE \(schema).oauth2_registrations (
+                    issuer text NOT NULL,
+                    client_id text NOT NULL,
+                    key_id text NOT NULL,
+                    sealed bytea NOT NULL,
+                    updated_at timestamptz NOT NULL,
+                    PRIMARY KEY (issuer, client_id))
+                """,
+                "CREATE INDEX oauth2_registrations_key_id ON \(schema).oauth2_registrations (key_id)",
             ]
         },
     ]

@@ -41,12 +41,16 @@ final class LibSecret: @unchecked Sendable {
     let sessionSchema: UnsafeMutablePointer<OAuth2SecretSchema>
     /// Items holding encryption keys: attribute `name`.
     let keySchema: UnsafeMutablePointer<OAuth2SecretSchema>
+    /// Items holding client registrations: attributes `issuer`, `client_id` and `kind`
+    /// (always `registration`).
+    let registrationSchema: UnsafeMutablePointer<OAuth2SecretSchema>
 
     private let queue = DispatchQueue(label: "swift-oauth2.libsecret")
 
     static let defaultLibrary = "libsecret-1.so.0"
     static let sessionSchemaName = "io.github.swift-oauth2.Session"
     static let keySchemaName = "io.github.swift-oauth2.EncryptionKey"
+    static let registrationSchemaName = "io.github.swift-oauth2.Registration"
 
     private static let cache = Locked<[String: LibSecret]>([:])
 
@@ -86,6 +90,7 @@ final class LibSecret: @unchecked Sendable {
         objectUnref = try Self.symbol(gobject, "g_object_unref")
         sessionSchema = Self.makeSchema(Self.sessionSchemaName, attributes: ["issuer", "client_id", "account"])
         keySchema = Self.makeSchema(Self.keySchemaName, attributes: ["name"])
+        registrationSchema = Self.makeSchema(Self.registrationSchemaName, attributes: ["issuer", "client_id", "kind"])
     }
 
     private static func open(_ name: String) throws -> UnsafeMutableRawPointer {

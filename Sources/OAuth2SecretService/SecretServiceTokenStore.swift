@@ -19,7 +19,9 @@ import OAuth2
 /// Each session is one item of schema `io.github.swift-oauth2.Session` with the attributes
 /// `issuer`, `client_id` and `account`, labelled `swift-oauth2: account@client (issuer)`;
 /// its secret is the session's `TokenDocument` (JSON). ``list()`` reads the attributes,
-/// not the secrets.
+/// not the secrets. Client registrations (`RegistrationStore`) are items of their own
+/// schema, `io.github.swift-oauth2.Registration`, with the attributes `issuer`, `client_id`
+/// and `kind` (`registration`); their secret is the registration's document (JSON).
 ///
 /// The keyring has no lock that processes share, so ``withExclusiveAccess(to:_:)`` and
 /// writes take lock files in ``lockDirectory``, as `FileTokenStore` does.
@@ -29,8 +31,8 @@ public final class SecretServiceTokenStore: TokenStore {
     /// Where the lock files are: `$XDG_RUNTIME_DIR/swift-oauth2`, else
     /// `~/.cache/swift-oauth2/locks`, unless given.
     public let lockDirectory: URL
-    private let libraryName: String
-    private let locks = LockTable()
+    let libraryName: String
+    let locks = LockTable()
 
     /// The file name libsecret is loaded from by default.
     public static let defaultLibrary = "libsecret-1.so.0"
@@ -272,7 +274,7 @@ public final class SecretServiceTokenStore: TokenStore {
         }
     }
 
-    private func lockPath(_ key: SessionKey, _ kind: String) -> String {
+    func lockPath(_ key: SessionKey, _ kind: String) -> String {
         lockDirectory.appendingPathComponent(
             "\(FileTokenStore.fileName(for: key).dropLast(".json".count)).keyring-\(kind).lock"
         ).path
@@ -283,7 +285,7 @@ public final class SecretServiceTokenStore: TokenStore {
         return lockPath(key, "write")
     }
 
-    private func makeLockDirectory() throws {
+    func makeLockDirectory() throws {
         do {
             try FileManager.default.createDirectory(
                 at: lockDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

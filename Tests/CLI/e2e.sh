@@ -400,10 +400,11 @@ check authgent "exchange: an unknown short type is a usage error (2)" 2 "$BIN" -
 check authgent "exchange without a profile: sign in first (5)" 5 "$BIN" --profile nobody exchange --audience x
 
 echo "== dynamic registration (RFC 7591, RFC 7592)"
-# The registration's client secret as the file store keeps it (the token store, not the profile).
+# The registration's client secret as the file store keeps it (the token store, not the
+# profile): a registration document in tokens/registrations/, never a session document.
 stored_secret() {
-  jq -r --arg id "$1" 'select(.key.account == ".registration" and .key.client_id == $id) | (.session.registration.client_secret // .session.client_secret)' \
-    "$OAUTH2_CONFIG_DIR"/tokens/*.json 2>/dev/null | grep -v null | head -n 1
+  jq -r --arg id "$1" 'select(.kind == "registration" and .key.client_id == $id) | .registration.client_secret' \
+    "$OAUTH2_CONFIG_DIR"/tokens/registrations/*.json 2>/dev/null | grep -v null | head -n 1
 }
 rm -f "$OAUTH2_E2E_JAR"
 check glewlwyd "register: a new client saved as a profile" 0 "$BIN" --profile reg --store file register --issuer "$GLEWLWYD" \
@@ -413,6 +414,7 @@ reg_id=$(out)
 reg_secret=$(stored_secret "$reg_id")
 expect "register printed the new client id" test -n "$reg_id"
 expect "the client secret is in the token store" test -n "$reg_secret"
+expect "the registration is no session document" sh -c "! cat '$OAUTH2_CONFIG_DIR'/tokens/*.json 2>/dev/null | grep -qF -- '$reg_secret'"
 expect "the secret is not in the profile file" sh -c "! grep -qF -- '$reg_secret' '$OAUTH2_CONFIG_DIR/profiles/reg.json'"
 expect "the profile names the new client" grep -qF "\"$reg_id\"" "$OAUTH2_CONFIG_DIR/profiles/reg.json"
 check glewlwyd "login with the registered profile (no --client-id)" 0 env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" --profile reg login \

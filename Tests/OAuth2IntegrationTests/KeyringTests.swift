@@ -54,6 +54,15 @@ extension Integration {
             IntegrationLog.record("keyring")
         }
 
+        @Test func passesTheSharedRegistrationSuite() async throws {
+            _ = try KeyringEnvironment.requireBus()
+            // Registrations as items of their own schema; ones kept the old way (a session
+            // item under the account `.registration`) moved on their first load.
+            let failures = await RegistrationStoreConformance.run(SecretServiceTokenStore())
+            #expect(failures.isEmpty, "\(failures)")
+            IntegrationLog.record("keyring")
+        }
+
         @Test func roundTripsASession() async throws {
             _ = try KeyringEnvironment.requireBus()
             let store = SecretServiceTokenStore()

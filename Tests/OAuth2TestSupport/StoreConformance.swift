@@ -83,7 +83,7 @@ public enum StoreConformance {
     }
 
     /// A record with every member set, dates in whole seconds (stores may keep microseconds).
-    static func record(_ key: SessionKey, access: String) -> StoredSession {
+    public static func record(_ key: SessionKey, access: String) -> StoredSession {
         let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         return StoredSession(
             key: key,

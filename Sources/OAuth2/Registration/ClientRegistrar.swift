@@ -175,7 +175,7 @@ public struct ClientRegistrar: Sendable {
     /// With an empty ``ClientConfiguration/clientID``, registers `client` (its redirect
     /// URIs default to the configuration's redirect URI, its scopes to the configuration's),
     /// saves the registration in `store` when one is given
-    /// (``TokenStore/saveRegistration(_:issuer:)``), and returns a client with the new
+    /// (``RegistrationStore/saveRegistration(_:issuer:)``), and returns a client with the new
     /// credentials and the configuration's other settings. With a client id, returns the
     /// configuration's client and registers nothing.
     ///
@@ -185,7 +185,7 @@ public struct ClientRegistrar: Sendable {
         for configuration: ClientConfiguration,
         registering client: ClientMetadata = ClientMetadata(),
         initialAccessToken: String? = nil,
-        store: (any TokenStore)? = nil
+        store: (any RegistrationStore)? = nil
     ) async throws -> (client: OAuth2Client, registration: ClientRegistration?) {
         guard configuration.clientID.isEmpty else {
             var pipeline = pipeline

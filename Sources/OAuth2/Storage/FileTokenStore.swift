@@ -15,6 +15,8 @@ import Darwin
 /// - **Layout**: the directory is created with mode 0700, each document with mode 0600,
 ///   named after its key (``fileName(for:)``: a readable slug and a hash); the full key is
 ///   inside the document. The format is the library's versioned token document (JSON).
+///   Client registrations (``RegistrationStore``) are documents of their own kind in the
+///   subdirectory `registrations` (mode 0700), written and encrypted the same way.
 /// - **Atomic, durable writes**: a document is written to a temporary file that is
 ///   `fsync`ed and renamed over the old one, then the directory is `fsync`ed. A crash at
 ///   any moment leaves the previous document or the new one, never a mixture, an empty
@@ -36,9 +38,11 @@ import Darwin
 public final class FileTokenStore: TokenStore {
     /// The directory that holds the documents.
     public let directory: URL
-    private let directoryPath: String
-    private let cipher: DocumentCipher?
-    private let locks = LockTable()
+    let directoryPath: String
+    /// The subdirectory of the registration documents (``RegistrationStore``).
+    let registrationsPath: String
+    let cipher: DocumentCipher?
+    let locks = LockTable()
 
     /// Opens (creating it if needed, mode 0700) the store in `directory`.
     ///
@@ -53,9 +57,11 @@ public final class FileTokenStore: TokenStore {
     public init(directory: URL, encryption: Encryption? = nil) throws {
         self.directory = directory.standardizedFileURL
         self.directoryPath = self.directory.path
+        self.registrationsPath = self.directoryPath + "/registrations"
         try PosixFile.makeDirectory(directoryPath)
         self.cipher = try encryption.map(DocumentCipher.init)
-        removeAbandonedTemporaryFiles()
+        removeAbandonedTemporaryFiles(in: directoryPath)
+        removeAbandonedTemporaryFiles(in: registrationsPath)
     }
 
     /// `true` when the store encrypts what it writes.
@@ -143,7 +149,8 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// Encrypts, in a store that encrypts, every plain document whose file name matches its
-    /// key — the documents of a store that was plain until encryption was turned on. Call it
+    /// key — the documents of a store that was plain until encryption was turned on,
+    /// registration documents (``RegistrationStore``) included. Call it
     /// once, on purpose: until then those documents are refused
     /// (``TokenStoreError/Code/unencrypted``), because a plain file could have been planted.
     ///
@@ -170,7 +177,7 @@ public final class FileTokenStore: TokenStore {
             }
             if encrypted { count += 1 }
         }
-        return count
+        return count + (try await encryptPlainRegistrationDocuments())
     }
 
     /// Removes the document for `key`, whatever it holds; a missing document is not an error.
@@ -221,14 +228,14 @@ public final class FileTokenStore: TokenStore {
 
     // MARK: - Reading and writing
 
-    private enum Content {
-        case document(TokenDocument, envelope: [String: JSONValue])
+    enum Content<Document: FileDocument> {
+        case document(Document, envelope: [String: JSONValue])
         case corrupt(TokenStoreError)
     }
 
-    private struct File {
+    struct File<Document: FileDocument> {
         var bytes: Data
-        var content: Content
+        var content: Content<Document>
         /// A plain document (only read so from a store that encrypts by ``encryptPlainDocuments()``).
         var isPlain = false
         /// Encrypted before ciphertexts were bound to their record: to be sealed again.
@@ -238,7 +245,14 @@ public final class FileTokenStore: TokenStore {
     /// Reads and decodes the file at `path`; `nil` when it does not exist. A corrupt file is
     /// a value, so that the caller can move it aside; other problems throw — a plain
     /// document in a store that encrypts among them, unless `acceptPlain`.
-    private func read(_ path: String, acceptPlain: Bool = false) throws -> File? {
+    func read(_ path: String, acceptPlain: Bool = false) throws -> File<TokenDocument>? {
+        try read(path, as: TokenDocument.self, acceptPlain: acceptPlain)
+    }
+
+    /// ``read(_:acceptPlain:)`` for a document of any kind.
+    func read<Document: FileDocument>(
+        _ path: String, as kind: Document.Type, acceptPlain: Bool = false
+    ) throws -> File<Document>? {
         guard let (bytes, complete) = try PosixFile.readPrefix(path, limit: PosixFile.maximumDocumentSize) else { return nil }
         guard complete else {
             let error = TokenStoreError.corrupt("larger than \(PosixFile.maximumDocumentSize) bytes: not a token document")
@@ -247,7 +261,7 @@ public final class FileTokenStore: TokenStore {
         guard let object = JSONValue.parseObject(bytes) else {
             return File(bytes: bytes, content: .corrupt(.corrupt("not a JSON object")))
         }
-        var file = File(bytes: bytes, content: .corrupt(.corrupt("unread")))
+        var file = File<Document>(bytes: bytes, content: .corrupt(.corrupt("unread")))
         var plaintext = bytes
         var envelope: [String: JSONValue] = [:]
         if let encrypted = object["encrypted"] {
@@ -255,7 +269,7 @@ public final class FileTokenStore: TokenStore {
                 throw TokenStoreError(.wrongKey, "the document is encrypted and this store has no key", path: path)
             }
             do {
-                (plaintext, file.isUnbound) = try cipher.open(encrypted, record: (path as NSString).lastPathComponent)
+                (plaintext, file.isUnbound) = try cipher.open(encrypted, record: record(path))
             } catch let error as TokenStoreError where error.code == .corrupt {
                 file.content = .corrupt(error)
                 return file
@@ -273,7 +287,7 @@ public final class FileTokenStore: TokenStore {
             file.isPlain = true
         }
         do {
-            file.content = .document(try TokenDocument(data: plaintext), envelope: envelope)
+            file.content = .document(try Document(data: plaintext), envelope: envelope)
         } catch let error as TokenStoreError where error.code == .corrupt {
             file.content = .corrupt(error)
         } catch let error as TokenStoreError {
@@ -284,9 +298,14 @@ public final class FileTokenStore: TokenStore {
 
     /// Reads the document at `path` (`nil` when there is none). A corrupt file is moved
     /// aside and its error thrown; when a writer replaced it meanwhile, it is read again.
-    private func readDocument(_ path: String) async throws -> File? {
+    func readDocument(_ path: String) async throws -> File<TokenDocument>? {
+        try await readDocument(path, as: TokenDocument.self)
+    }
+
+    /// ``readDocument(_:)`` for a document of any kind.
+    func readDocument<Document: FileDocument>(_ path: String, as kind: Document.Type) async throws -> File<Document>? {
         for _ in 0..<3 {
-            guard let file = try await BlockingIO.run({ try self.read(path) }) else { return nil }
+            guard let file = try await BlockingIO.run({ try self.read(path, as: kind) }) else { return nil }
             guard case .corrupt(let error) = file.content else { return file }
             guard let kept = try await quarantine(path, ifStill: file.bytes) else { continue }
             throw error.at(path, preserved: kept)
@@ -296,12 +315,12 @@ public final class FileTokenStore: TokenStore {
 
     /// The bytes to write at `path` for `document`: plain, or sealed (bound to the file's
     /// name) in an envelope that keeps the members `envelope` holds.
-    private func encode(_ document: TokenDocument, envelope: [String: JSONValue], path: String) throws -> Data {
+    func encode<Document: FileDocument>(_ document: Document, envelope: [String: JSONValue], path: String) throws -> Data {
         let plaintext = try document.encoded()
         guard let cipher else { return plaintext }
         var object = envelope
-        object["version"] = .integer(Int64(TokenDocument.currentVersion))
-        object["encrypted"] = try cipher.seal(plaintext, record: (path as NSString).lastPathComponent)
+        object["version"] = .integer(Int64(Document.currentVersion))
+        object["encrypted"] = try cipher.seal(plaintext, record: record(path))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(object)
@@ -320,10 +339,15 @@ public final class FileTokenStore: TokenStore {
 
     /// Under the write lock: writes the document at `path` again, in the current version
     /// and with the store's encryption, if the file still holds `bytes`.
-    private func rewrite(_ path: String, ifStill bytes: Data) async throws {
+    func rewrite(_ path: String, ifStill bytes: Data) async throws {
+        try await rewrite(path, as: TokenDocument.self, ifStill: bytes)
+    }
+
+    /// ``rewrite(_:ifStill:)`` for a document of any kind.
+    func rewrite<Document: FileDocument>(_ path: String, as kind: Document.Type, ifStill bytes: Data) async throws {
         try await locks.lock(writeLockPath(path)).withLock {
             try await BlockingIO.run {
-                guard let file = try self.read(path), file.bytes == bytes,
+                guard let file = try self.read(path, as: kind), file.bytes == bytes,
                     case .document(let document, let envelope) = file.content
                 else { return }
                 try PosixFile.replace(path, with: try self.encode(document, envelope: envelope, path: path))
@@ -332,7 +356,7 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// Renames the file at `path` to `<name>.corrupt-<UTC time>-<random>`; returns the new path.
-    private func moveAside(_ path: String) throws -> String {
+    func moveAside(_ path: String) throws -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -343,23 +367,30 @@ public final class FileTokenStore: TokenStore {
         return destination
     }
 
-    private func writeLockPath(_ documentPath: String) -> String {
+    /// The lock file of the writers of the document at `documentPath`, beside it.
+    func writeLockPath(_ documentPath: String) -> String {
         let name = (documentPath as NSString).lastPathComponent
-        return directoryPath + "/." + name.dropLast(".json".count) + ".lock"
+        return (documentPath as NSString).deletingLastPathComponent + "/." + name.dropLast(".json".count) + ".lock"
     }
 
-    /// Removes `.<name>.tmp-<pid>-…` files whose writer is gone, or that are over an hour
-    /// old (a writer in another PID namespace). Best effort.
-    private func removeAbandonedTemporaryFiles() {
-        guard let names = try? PosixFile.list(directoryPath) else { return }
+    /// What an encrypted document at `path` is bound to: its path inside the store's
+    /// directory — the file name for a session, `registrations/<name>` for a registration.
+    func record(_ path: String) -> String {
+        path.hasPrefix(directoryPath + "/") ? String(path.dropFirst(directoryPath.count + 1)) : (path as NSString).lastPathComponent
+    }
+
+    /// Removes `.<name>.tmp-<pid>-…` files in `directory` whose writer is gone, or that are
+    /// over an hour old (a writer in another PID namespace). Best effort.
+    func removeAbandonedTemporaryFiles(in directory: String) {
+        guard let names = try? PosixFile.list(directory) else { return }
         for name in names where name.hasPrefix(".") && name.contains(PosixFile.temporaryMarker) {
-            let path = directoryPath + "/" + name
+            let path = directory + "/" + name
             let writerGone = PosixFile.writerPID(ofTemporary: name).map { !PosixFile.processMayExist($0) } ?? false
             if writerGone || (PosixFile.age(path) ?? 0) > 3600 { unlink(path) }
         }
     }
 
-    private static func slug(_ text: String) -> String {
+    static func slug(_ text: String) -> String {
         var result = ""
         for scalar in text.lowercased().unicodeScalars {
             if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "." || scalar == "_" {

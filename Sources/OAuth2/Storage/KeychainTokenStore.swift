@@ -9,12 +9,16 @@ import Security
 /// Items are readable after the first unlock of the device and never leave it
 /// (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`). ``withExclusiveAccess(to:_:)``
 /// excludes tasks of this process only: the Keychain has no lock that processes share.
+///
+/// Client registrations (``RegistrationStore``) are items of their own service
+/// (``registrationService``), account the JSON array `[issuer, clientID]`, data a
+/// registration document.
 public final class KeychainTokenStore: TokenStore {
     /// The `kSecAttrService` of every item.
     public let service: String
     /// The `kSecAttrAccessGroup` of every item, to share them between apps of one team.
     public let accessGroup: String?
-    private let locks = LockTable()
+    let locks = LockTable()
 
     /// A store over the items of `service` (in `accessGroup`, when given).
     public init(service: String = "swift-oauth2", accessGroup: String? = nil) {
@@ -128,11 +132,11 @@ public final class KeychainTokenStore: TokenStore {
     }
 
     /// Keychain calls may wait for the security daemon: off the cooperative pool.
-    private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await BlockingIO.run(body)
     }
 
-    private static func check(_ status: OSStatus, _ operation: String) throws {
+    static func check(_ status: OSStatus, _ operation: String) throws {
         guard status != errSecSuccess else { return }
         throw TokenStoreError(.backend, "Keychain error while \(operation)", systemError: status)
     }

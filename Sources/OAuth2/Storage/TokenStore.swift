@@ -89,7 +89,8 @@ public protocol TokenStore: Sendable {
     ) async throws -> T
 }
 
-/// A store that keeps sessions in memory, for the life of the process.
+/// A store that keeps sessions, and client registrations (``RegistrationStore``), in
+/// memory, for the life of the process.
 public actor MemoryTokenStore: TokenStore {
     /// A record behind a reference: a dictionary keeps more buckets than entries, and an
     /// empty bucket costs the size of its value — a reference, not a whole `StoredSession`.
@@ -117,6 +118,8 @@ public actor MemoryTokenStore: TokenStore {
     /// tasks; a key's lock is dropped when the last one leaves, so that a store of many
     /// sessions keeps no lock per session.
     private var locks: [SessionKey: (lock: AsyncLock, users: Int)] = [:]
+    /// The client registrations (``RegistrationStore``), by issuer and client id.
+    var registrations: [String: [String: ClientRegistration]] = [:]
 
     /// Creates an empty store.
     public init() {}

@@ -325,38 +325,33 @@ import Testing
     @Test func aRegistrationRecordOfAnEarlierVersionKeepsItsSecret() async throws {
         let registration = try await Self.registrar(StubTransport(status: 201, json: Self.registered)).register(Self.fullMetadata)
         // 0.x kept the secret as the record's own member, beside the registration.
-        var old = registration.storedSession(issuer: Fixtures.issuer)
-        var members = try #require(old.additionalFields[ClientRegistration.storeField]?.objectValue)
+        var old = LegacyRegistrationRecord.session(registration, issuer: Fixtures.issuer)
+        var members = try #require(old.additionalFields[LegacyRegistrationRecord.field]?.objectValue)
         members["client_secret"] = nil
-        old.additionalFields = [ClientRegistration.storeField: .object(members), "client_secret": "sec-ret"]
-        let read = try ClientRegistration(stored: try TokenDocument(data: try TokenDocument(session: old).encoded()).session)
+        old.additionalFields = [LegacyRegistrationRecord.field: .object(members), "client_secret": "sec-ret"]
+        let read = try LegacyRegistrationRecord.registration(from: try TokenDocument(data: try TokenDocument(session: old).encoded()).session)
         #expect(read == registration)
     }
 
-    @Test func aRegistrationRoundTripsThroughEveryStoreFormat() async throws {
+    @Test func aRegistrationRoundTripsThroughItsDocumentAndTheOldRecord() async throws {
         let transport = StubTransport(status: 201, json: Self.registered)
         let registration = try await Self.registrar(transport).register(Self.fullMetadata)
-        let record = registration.storedSession(issuer: Fixtures.issuer)
+        // Its own document kind.
+        let document = try RegistrationDocument(data: try RegistrationDocument(issuer: Fixtures.issuer, registration: registration).encoded())
+        #expect(document.registration == registration)
+        #expect(document.issuer == Fixtures.issuer)
+        // The record of earlier versions: a session whose access token is the registration access token.
+        let record = LegacyRegistrationRecord.session(registration, issuer: Fixtures.issuer)
         #expect(record.key == SessionKey(issuer: Fixtures.issuer, clientID: "c-1", account: ".registration"))
-        #expect(record.additionalFields[ClientRegistration.storeField]?.objectValue?["client_secret"] == "sec-ret", "the secret is kept with the registration")
         #expect(record.tokens.accessToken == "rat-1")
-        // Through the document the persistent stores write.
-        let document = try TokenDocument(data: try TokenDocument(session: record).encoded())
-        #expect(try ClientRegistration(stored: document.session) == registration)
-
-        try await withTemporaryDirectory { directory in
-            let files = try FileTokenStore(directory: directory)
-            try await files.saveRegistration(registration, issuer: Fixtures.issuer)
-            #expect(try await files.loadRegistration(issuer: Fixtures.issuer, clientID: "c-1") == registration)
-            #expect(try await files.registeredClientIDs(issuer: Fixtures.issuer) == ["c-1"])
-            try await files.removeRegistration(issuer: Fixtures.issuer, clientID: "c-1")
-            #expect(try await files.loadRegistration(issuer: Fixtures.issuer, clientID: "c-1") == nil)
-        }
+        let legacy = try TokenDocument(data: try TokenDocument(session: record).encoded())
+        #expect(try LegacyRegistrationRecord.registration(from: legacy.session) == registration)
     }
 
     @Test func aRecordWithoutRegistrationIsNotOne() {
-        let record = StoredSession(key: SessionKey(issuer: "i", clientID: "c"), tokens: TokenSet(accessToken: "a"))
-        #expect(throws: OAuth2Error.self) { _ = try ClientRegistration(stored: record) }
+        let record = StoredSession(key: SessionKey(issuer: "i", clientID: "c", account: ".registration"), tokens: TokenSet(accessToken: "a"))
+        let error = #expect(throws: TokenStoreError.self) { _ = try LegacyRegistrationRecord.registration(from: record) }
+        #expect(error?.code == .corrupt)
     }
 
     // MARK: - Logs
