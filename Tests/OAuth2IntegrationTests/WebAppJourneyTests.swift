@@ -8,7 +8,8 @@ extension Integration {
     /// The web example app (`oauth2-web-example-hummingbird`, `Examples/HummingbirdWebApp`)
     /// as a person uses it, in headless Chromium, against the real providers: sign-in on the
     /// provider's own login page, the app's pages with the session, sign-out through the
-    /// provider's end-session page, and the provider ending the session by back-channel logout.
+    /// provider's end-session page, and the provider ending the session by back-channel
+    /// logout (Glewlwyd) or front-channel logout (LemonLDAP::NG).
     /// The app runs as a child process, configured only by its environment, on the port the
     /// provider has its redirect, post-logout and back-channel logout URIs registered for.
     @Suite struct WebAppJourneys {
@@ -53,6 +54,43 @@ extension Integration {
                     answer = try await app.profile(session: session).0
                 }
                 try app.expectSignInRedirect(answer, "the provider's logout token ended the app's session")
+            }
+        }
+
+        /// The user signs out at LemonLDAP::NG, on its portal (`/?logout=1`), not in the app:
+        /// the portal's logout page holds the app's front-channel logout URI (with `iss` and
+        /// `sid`) in a frame, Chromium loads it, and the app's session ends with the portal's.
+        @Test("LemonLDAP::NG: sign in on its portal, sign out at the portal; its front-channel logout frame ends the app's session")
+        func lemonldapFrontChannelLogout() async throws {
+            let app = WebApp(.lemonldap)
+            try await app.run(name: "front-channel-logout") { chromium in
+                let signedIn = try #require(await chromium.journey([
+                    .open(app.url("/profile")), .text("profile"),
+                    .open(app.url("/api/userinfo")), .text("userinfo"),
+                ], name: "sign-in"))
+                #expect(signedIn == [app.url("/profile"), app.url("/api/userinfo")], "back on the app after LemonLDAP's login page")
+                let userInfo = try JSONSerialization.jsonObject(with: Data(try chromium.text("userinfo").utf8)) as? [String: Any]
+                let subject = try #require(userInfo?["sub"] as? String, "UserInfo's claims: \(String(describing: userInfo))")
+                #expect(try chromium.text("profile").components(separatedBy: "\n").contains(subject), "the profile page shows the subject")
+                let session = try #require(try chromium.cookie(WebApp.sessionCookie), "the app set its session cookie")
+                #expect(try await app.profile(session: session).0.status == .ok, "signed in: the app's session works outside the browser too")
+
+                // What a person does at the portal: its logout link. Its page loads each
+                // signed-in relying party's front-channel logout URI in a frame.
+                let portalLogout = URL(string: app.server.issuer.absoluteString + "/?logout=1")!
+                let walk = try #require(await chromium.walk([.visit(portalLogout), .text("portal-logout")], name: "portal-logout"))
+                let frontChannel = walk.frames.filter { $0.url.port == app.base.port && $0.url.path == "/auth/frontchannel-logout" }
+                try #require(frontChannel.count == 1, "the portal's logout page framed the app's front-channel logout URI once: \(walk.frames.map(\.url))")
+                #expect(frontChannel[0].status == 200, "the app answered the frame")
+                let query = URLComponents(url: frontChannel[0].url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+                #expect(query.first { $0.name == "iss" }?.value == app.server.issuer.absoluteString, "the frame names the issuer")
+                #expect(query.first { $0.name == "sid" }?.value?.isEmpty == false, "the frame names the provider's session")
+
+                // The frame is same-site (127.0.0.1, another port): its answer reached the
+                // browser's cookie jar and cleared the app's cookie there.
+                #expect(try chromium.cookie(WebApp.sessionCookie) == nil, "the frame's answer cleared the app's cookie in Chromium")
+                // The frame ended the app's session (from iss and sid): the old cookie is refused.
+                try app.expectSignInRedirect(try await app.profile(session: session).0, "the old session cookie after the portal's logout")
             }
         }
 
@@ -101,6 +139,21 @@ struct WebApp {
     /// The name of the app's session cookie.
     static let sessionCookie = "oauth2-session"
 
+    /// The providers where the app is registered (client `webapp`).
+    enum Provider: String {
+        case glewlwyd
+        case dot
+        case lemonldap
+
+        var issuer: URL {
+            switch self {
+            case .glewlwyd: JourneyServer.glewlwyd.issuer
+            case .dot: JourneyServer.dot.issuer
+            case .lemonldap: JourneyServer.lemonldap.issuer
+            }
+        }
+    }
+
     /// The example app of each framework adapter; both have the same routes and settings.
     enum Framework: String {
         /// `oauth2-web-example-hummingbird`, `$OAUTH2_TEST_WEB_EXAMPLE`.
@@ -111,14 +164,14 @@ struct WebApp {
         var variable: String { self == .hummingbird ? "OAUTH2_TEST_WEB_EXAMPLE" : "OAUTH2_TEST_WEB_EXAMPLE_VAPOR" }
     }
 
-    let server: Server
+    let server: Provider
     let framework: Framework
     let base: URL
     let clientID: String
     let clientSecret: String
     let user: (name: String, password: String)
 
-    init(_ server: Server, framework: Framework = .hummingbird) {
+    init(_ server: Provider, framework: Framework = .hummingbird) {
         self.server = server
         self.framework = framework
         switch server {
@@ -133,6 +186,11 @@ struct WebApp {
             clientSecret = Server.env("OAUTH2_TEST_DOT_WEBAPP_SECRET", "webapp-secret")
             // Its own user: DOT's RP-initiated logout revokes every token of the user.
             user = (Server.env("OAUTH2_TEST_DOT_WEBAPP_USER", "carol"), Server.env("OAUTH2_TEST_DOT_WEBAPP_PASSWORD", "carol-pw"))
+        case .lemonldap:
+            base = URL(string: Server.env("OAUTH2_TEST_LEMONLDAP_WEBAPP_URL", "http://127.0.0.1:8767"))!
+            clientID = Server.env("OAUTH2_TEST_LEMONLDAP_WEBAPP_ID", "webapp")
+            clientSecret = Server.env("OAUTH2_TEST_LEMONLDAP_WEBAPP_SECRET", "webapp-secret")
+            user = (Server.username, Server.password)
         }
     }
 

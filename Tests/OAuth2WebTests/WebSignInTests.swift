@@ -507,6 +507,41 @@ struct WebSignInTests {
         }
     }
 
+    /// What LemonLDAP::NG's logout page showed in Chromium: the frame of a same-site
+    /// provider carries the app's session cookie too. With `iss` and `sid` the route ends
+    /// the sessions of that provider session, never the cookie's instead (the sid of a
+    /// provider that puts none in its ID tokens matches nothing), and it leaves the cookie
+    /// of a session that lives on in place: no half sign-out (cookie gone, session kept).
+    @Test("Front-channel logout with iss and sid ends that provider session, not the one of the cookie the frame carries")
+    func frontChannelLogoutBySidNotByCookie() async throws {
+        let log = CapturedLog()
+        try await Self.withApp(log: log) { app in
+            let browser = Browser()
+            try await app.signIn(browser)
+            let cookie = try #require(browser.cookies["oauth2-session"])
+            let user = try #require(Self.user(await app.user(browser)))
+            let sid = try #require(user.record.providerSessionID)
+            let issuer = app.provider.issuer.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+
+            // Another provider session's sid, with this browser's cookie: nothing ends, and
+            // the cookie stays.
+            let other = await app.send(browser, browser.request(.get, "/auth/frontchannel-logout?iss=\(issuer)&sid=not-\(sid)"))
+            #expect(other.status == .ok)
+            #expect(other.headerFields[.setCookie] == nil, "the cookie of a living session is not cleared")
+            #expect(browser.cookies["oauth2-session"] == cookie)
+            #expect(Self.user(await app.user(browser)) != nil, "the cookie's session lives on")
+            #expect(log.lines.contains { $0.contains("Front-channel logout") && $0.contains("sessions=0") && $0.contains("by=sid") })
+
+            // Its own sid: the session ends and the cookie is cleared.
+            let own = await app.send(browser, browser.request(.get, "/auth/frontchannel-logout?iss=\(issuer)&sid=\(sid)"))
+            #expect(own.status == .ok)
+            #expect(own.headerFields[.setCookie]?.hasPrefix("oauth2-session=;") == true)
+            #expect(Self.denial(await app.user(browser)) != nil)
+            #expect(log.lines.contains { $0.contains("Front-channel logout") && $0.contains("sessions=1") && $0.contains("by=sid") })
+            #expect(!log.text.contains(cookie), "no cookie value in the log")
+        }
+    }
+
     @Test("Cookies that are not the app's are ignored; a valid one among them works")
     func hostileCookies() async throws {
         try await Self.withApp { app in

@@ -22,6 +22,15 @@
 #   code-conf / code-conf-secret  confidential (client_secret_basic or _post), PKCE required,
 #                                 refresh + offline_access, password and client_credentials
 #                                 grants, JWT access tokens (RS256), consent bypassed
+#   webapp / webapp-secret        the web example app of the browser journeys, at
+#                                 $LEMONLDAP_WEBAPP_URL: redirect URI <app>/auth/callback,
+#                                 post-logout <app>/, front-channel logout URI
+#                                 <app>/auth/frontchannel-logout with iss and sid; PKCE
+#                                 required, consent bypassed. LemonLDAP 2.16 puts no `sid` in
+#                                 its ID tokens and sends the RP's user id (`sub`) as the
+#                                 front-channel `sid`: a claim `sid` (= uid, the same value) is
+#                                 released in the ID token through a scope `sid` that a scope
+#                                 rule grants on every sign-in (see scripts/compat-notes.md)
 # PKCE is required of both because LemonLDAP 2.16 checks code_verifier only for clients that
 # require PKCE: for the others a wrong or missing verifier still gets tokens.
 # Dynamic registration (RFC 7591) is open (no initial access token); registered clients are
@@ -170,6 +179,7 @@ write_conf() {   # $1: server dir
   jq -n --arg s "$s" --arg b "$B" --arg iss "$ISS" --arg red "$REDIRECT_URI" --arg lo "$LOGOUT_URI" \
      --arg now "$(date +%s)" --arg key "$(openssl rand -hex 16)" \
      --arg pub "$PUBLIC_ID" --arg conf "$CONF_ID" --arg secret "$CONF_SECRET" \
+     --arg web "$WEBAPP_ID" --arg websecret "$WEBAPP_SECRET" --arg app "$LEMONLDAP_WEBAPP_URL" \
      --rawfile pk "$s/keys/sig.key" --rawfile crt "$s/keys/sig.crt" '
   def rp(id): {
     oidcRPMetaDataOptionsDisplayName: id, oidcRPMetaDataOptionsClientID: id,
@@ -210,10 +220,27 @@ write_conf() {   # $1: server dir
                              oidcRPMetaDataOptionsAllowPasswordGrant: 1,
                              oidcRPMetaDataOptionsAllowClientCredentialsGrant: 1,
                              oidcRPMetaDataOptionsAccessTokenJWT: 1,
-                             oidcRPMetaDataOptionsAccessTokenSignAlg: "RS256"}) },
+                             oidcRPMetaDataOptionsAccessTokenSignAlg: "RS256"}),
+      # The web example app: front-channel logout with iss and sid ("session required");
+      # ID tokens carry the user claims of the granted scopes (IDTokenForceClaims), among them
+      # `sid` (the value LemonLDAP sends as the front-channel sid: the user id of the RP, uid here).
+      ($web): {
+        oidcRPMetaDataOptionsDisplayName: $web, oidcRPMetaDataOptionsClientID: $web,
+        oidcRPMetaDataOptionsPublic: 0, oidcRPMetaDataOptionsClientSecret: $websecret,
+        oidcRPMetaDataOptionsRedirectUris: ($app + "/auth/callback"),
+        oidcRPMetaDataOptionsPostLogoutRedirectUris: ($app + "/"),
+        oidcRPMetaDataOptionsRequirePKCE: 1, oidcRPMetaDataOptionsIDTokenSignAlg: "RS256",
+        oidcRPMetaDataOptionsRefreshToken: 1, oidcRPMetaDataOptionsBypassConsent: 1,
+        oidcRPMetaDataOptionsIDTokenForceClaims: 1,
+        oidcRPMetaDataOptionsLogoutType: "front", oidcRPMetaDataOptionsLogoutUrl: ($app + "/auth/frontchannel-logout"),
+        oidcRPMetaDataOptionsLogoutSessionRequired: 1, oidcRPMetaDataOptionsLogoutBypassConfirm: 0 } },
     oidcRPMetaDataExportedVars: {
       ($pub): {name: "cn", email: "mail", preferred_username: "uid"},
-      ($conf): {name: "cn", email: "mail", preferred_username: "uid"} }
+      ($conf): {name: "cn", email: "mail", preferred_username: "uid"},
+      ($web): {name: "cn", email: "mail", preferred_username: "uid", sid: "uid"} },
+    # Scope `sid` releases claim `sid`; its rule grants it on every sign-in of the app.
+    oidcRPMetaDataOptionsExtraClaims: {($web): {sid: "sid"}},
+    oidcRPMetaDataScopeRules: {($web): {sid: "1"}}
   }' >"$s/conf/lmConf-1.json"
 }
 

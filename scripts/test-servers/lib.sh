@@ -57,11 +57,13 @@ IMPLICIT_ID=implicit-public
 GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 
 # The web example app of the browser journeys (Examples/HummingbirdWebApp, run by
-# WebAppJourneyTests), as a confidential client `webapp` of Glewlwyd and of DOT. Its redirect,
-# post-logout and back-channel logout URIs are registered at the provider, so each provider's
-# journeys run it on a port of their own (OAUTH2_TEST_WEBAPP_*_PORT moves them).
+# WebAppJourneyTests), as a confidential client `webapp` of Glewlwyd, of DOT and of LemonLDAP::NG.
+# Its redirect, post-logout and back- or front-channel logout URIs are registered at the provider,
+# so each provider's journeys run it on a port of their own (OAUTH2_TEST_WEBAPP_*_PORT moves them).
 WEBAPP_GLEWLWYD_PORT=${OAUTH2_TEST_WEBAPP_GLEWLWYD_PORT:-8765} WEBAPP_DOT_PORT=${OAUTH2_TEST_WEBAPP_DOT_PORT:-8766}
+WEBAPP_LEMONLDAP_PORT=${OAUTH2_TEST_WEBAPP_LEMONLDAP_PORT:-8767}
 GLEWLWYD_WEBAPP_URL=http://127.0.0.1:$WEBAPP_GLEWLWYD_PORT DOT_WEBAPP_URL=http://127.0.0.1:$WEBAPP_DOT_PORT
+LEMONLDAP_WEBAPP_URL=http://127.0.0.1:$WEBAPP_LEMONLDAP_PORT
 WEBAPP_ID=webapp WEBAPP_SECRET=webapp-secret
 # DOT only: the web journeys' own user. DOT's RP-initiated logout revokes every token of the
 # user who logs out (all clients, every grant): with alice it would revoke the tokens of the

@@ -302,30 +302,40 @@ public struct WebSignIn: Sendable {
 
     /// The front-channel logout route (OpenID Connect Front-Channel Logout 1.0), loaded by
     /// the provider in a hidden frame: with `iss` (this provider's) and `sid`, it ends the
-    /// sessions of that provider session; without them, the session of the request's
-    /// cookie (which a browser blocking third-party cookies does not send).
+    /// sessions of that provider session, and only those (the cookie a same-site frame
+    /// carries decides nothing); without them, the session of the request's cookie (which a
+    /// browser blocking third-party cookies does not send). The answer clears the session
+    /// cookie unless it names a session that lives on: a frame for another provider session
+    /// never leaves the browser signed out of a session the app still keeps.
     public func frontChannelLogout(_ request: HTTPRequest) async -> WebResponse {
         guard request.method == .get else { return Self.methodNotAllowed("GET") }
         let query = Self.query(of: request)
+        let living: [WebSessionRecord]
         do {
             if let issuer = query["iss"], let sid = query["sid"] {
                 guard issuer == client.metadata.issuer else {
+                    logger.debug("Front-channel logout refused: another issuer")
                     return .failure(WebSignInError(.forgedRequest, "This logout is for another provider."))
                 }
-                try await endProviderSession(issuer: issuer, subject: nil, providerSessionID: sid)
+                let ended = try await endProviderSession(issuer: issuer, subject: nil, providerSessionID: sid)
+                logger.debug("Front-channel logout", metadata: ["sessions": "\(ended)", "by": "sid"])
             } else if query["iss"] != nil || query["sid"] != nil {
+                logger.debug("Front-channel logout refused: iss or sid alone")
                 return .failure(WebSignInError(.forgedRequest, "A front-channel logout carries both iss and sid, or neither."))
             } else {
-                try await end(try await currentRecords(request))
+                let ended = try await currentRecords(request)
+                try await end(ended)
+                logger.debug("Front-channel logout", metadata: ["sessions": "\(ended.count)", "by": "cookie"])
             }
+            living = try await currentRecords(request)
         } catch {
             return unavailable(error)
         }
-        let clearCookie = WebCookies.setCookie(name: configuration.cookieName, value: "", maxAge: 0, secure: configuration.securesCookies)
-        return WebResponse(
-            status: .ok,
-            headerFields: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .setCookie: clearCookie],
-            body: Array("<!doctype html><title>Signed out</title>".utf8))
+        var headerFields: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
+        if living.isEmpty {
+            headerFields[.setCookie] = WebCookies.setCookie(name: configuration.cookieName, value: "", maxAge: 0, secure: configuration.securesCookies)
+        }
+        return WebResponse(status: .ok, headerFields: headerFields, body: Array("<!doctype html><title>Signed out</title>".utf8))
     }
 
     // MARK: Protected routes

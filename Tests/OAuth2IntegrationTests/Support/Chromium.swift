@@ -66,6 +66,10 @@ struct Chromium {
         case open(URL)
         /// Click the first shown element the CSS selector matches, then the same.
         case click(String)
+        /// Navigate to a page that is not the app's (the provider's logout page): its
+        /// questions are answered (a logout confirmed), and the browser stays there until the
+        /// page and every frame in it (front-channel logout frames) have loaded.
+        case visit(URL)
         /// Keep the page's rendered text as `<name>.txt` (``text(_:)`` reads it) and a screenshot.
         case text(String)
 
@@ -73,6 +77,7 @@ struct Chromium {
             switch self {
             case .open(let url): ["open": url.absoluteString]
             case .click(let selector): ["click": selector]
+            case .visit(let url): ["visit": url.absoluteString]
             case .text(let name): ["text": name]
             }
         }
@@ -80,11 +85,31 @@ struct Chromium {
         var navigates: Bool { if case .text = self { false } else { true } }
     }
 
+    /// Where a journey went: where each `open`, `click` and `visit` settled, and the frames
+    /// the visits' pages loaded.
+    struct Walk: Sendable {
+        /// Where each `open`, `click` and `visit` settled, in order.
+        var at: [URL]
+        /// Each document a visited page's frames loaded, in order.
+        var frames: [Frame]
+    }
+
+    /// A document a frame loaded, with its HTTP status (`nil`: no answer came).
+    struct Frame: Sendable {
+        var url: URL
+        var status: Int?
+    }
+
     /// Runs `steps` in this browser profile (its cookies: read before, written after) as the
     /// user `user` (default the test user); `name` names the journey's file and log lines.
-    /// Returns where each `open` and `click` settled, or `nil` (with the issue recorded) when
-    /// the journey failed.
+    /// Returns where each `open`, `click` and `visit` settled, or `nil` (with the issue
+    /// recorded) when the journey failed.
     func journey(_ steps: [JourneyStep], name: String, user: (name: String, password: String)? = nil) async -> [URL]? {
+        await walk(steps, name: name, user: user)?.at
+    }
+
+    /// ``journey(_:name:user:)`` with the frames its visits loaded.
+    func walk(_ steps: [JourneyStep], name: String, user: (name: String, password: String)? = nil) async -> Walk? {
         let journeyFile = file("\(name).json")
         var environment = ProcessInfo.processInfo.environment
         environment["OAUTH2_BROWSER_USER"] = user?.name ?? Server.username
@@ -102,7 +127,14 @@ struct Chromium {
                 return nil
             }
             IntegrationLog.record("browser")
-            return driver.lines.filter { $0.hasPrefix("at ") }.compactMap { URL(string: String($0.dropFirst(3))) }
+            let at = driver.lines.filter { $0.hasPrefix("at ") }.compactMap { URL(string: String($0.dropFirst(3))) }
+            // "frame STATUS URL", STATUS "-" when no answer came.
+            let frames = driver.lines.filter { $0.hasPrefix("frame ") }.compactMap { line -> Frame? in
+                let parts = line.split(separator: " ", maxSplits: 2)
+                guard parts.count == 3, let url = URL(string: String(parts[2])) else { return nil }
+                return Frame(url: url, status: Int(parts[1]))
+            }
+            return Walk(at: at, frames: frames)
         } catch {
             Issue.record("journey \(name): \(error)\n\(log)")
             return nil
