@@ -82,20 +82,8 @@ package struct RegistrationDocument: Sendable, Hashable {
             throw TokenStoreError.corrupt("\"version\" is not a positive integer")
         }
         let version = Int(number)
-        var compatible: Int? = nil
-        if version > Self.currentVersion {
-            if let value = object["compatible_version"], value != .null {
-                guard let number = value.integerValue, number >= 1, number <= Int64(version) else {
-                    throw TokenStoreError.corrupt("\"compatible_version\" is not a version number")
-                }
-                compatible = Int(number)
-            }
-            guard let compatible, compatible <= Self.currentVersion else {
-                throw TokenStoreError(
-                    .unsupportedVersion,
-                    "a registration written in schema version \(version) by a newer version of swift-oauth2; this one reads up to \(Self.currentVersion)",
-                    version: version)
-            }
+        let compatible = try TokenDocument.compatibleVersion(of: version, readsUpTo: Self.currentVersion, what: "a registration written") {
+            object["compatible_version"].flatMap { $0 == .null ? nil : $0 }
         }
         guard let key = object["key"]?.objectValue, let issuer = key["issuer"]?.stringValue,
             let clientID = key["client_id"]?.stringValue

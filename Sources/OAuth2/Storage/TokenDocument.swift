@@ -96,20 +96,8 @@ package struct TokenDocument: Sendable, Hashable {
             self.additionalFields = [:]
             return
         }
-        var compatible: Int? = nil
-        if version > Self.currentVersion {
-            if let value = top.take("compatible_version") {
-                guard let number = value.integerValue, number >= 1, number <= Int64(version) else {
-                    throw TokenStoreError.corrupt("\"compatible_version\" is not a version number")
-                }
-                compatible = Int(number)
-            }
-            guard let compatible, compatible <= Self.currentVersion else {
-                throw TokenStoreError(
-                    .unsupportedVersion,
-                    "written in schema version \(version) by a newer version of swift-oauth2; this one reads up to \(Self.currentVersion)",
-                    version: version)
-            }
+        let compatible = try Self.compatibleVersion(of: version, readsUpTo: Self.currentVersion, what: "written") {
+            top.take("compatible_version")
         }
         self.session = try Self.decodeVersion2(&top)
         self.version = version
@@ -317,5 +305,34 @@ private struct Members {
         guard let value = take(member) else { throw TokenStoreError.corrupt("\"\(name(member))\" is missing") }
         guard let object = value.objectValue else { throw TokenStoreError.corrupt("\"\(name(member))\" is not an object") }
         return Members(object, name(member))
+    }
+}
+
+extension TokenDocument {
+    /// The `compatible_version` rule of the stores' documents: a document of a version above
+    /// `current` is read only when it declares, in `compatible_version` (read by `declared`,
+    /// only then), a version this one reads. Returns that declared version, or `nil` for a
+    /// document of a version this one knows.
+    ///
+    /// - Throws: ``TokenStoreError`` `.corrupt` for a `compatible_version` that is not a
+    ///   version number, `.unsupportedVersion` when none this version reads is declared.
+    package static func compatibleVersion(
+        of version: Int, readsUpTo current: Int, what: String, declared: () -> JSONValue?
+    ) throws -> Int? {
+        guard version > current else { return nil }
+        var compatible: Int?
+        if let value = declared() {
+            guard let number = value.integerValue, number >= 1, number <= Int64(version) else {
+                throw TokenStoreError.corrupt("\"compatible_version\" is not a version number")
+            }
+            compatible = Int(number)
+        }
+        guard let compatible, compatible <= current else {
+            throw TokenStoreError(
+                .unsupportedVersion,
+                "\(what) in schema version \(version) by a newer version of swift-oauth2; this one reads up to \(current)",
+                version: version)
+        }
+        return compatible
     }
 }
