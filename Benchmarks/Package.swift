@@ -13,9 +13,10 @@ let package = Package(
     name: "swift-oauth2-benchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        // The root package with its default trait (URLSession) and Postgres, for
-        // OAuth2Postgres (PostgresBenchmarks); naming traits replaces the defaults.
-        .package(path: "..", traits: ["URLSession", "Postgres"]),
+        // The root package with its default trait (URLSession), Postgres for OAuth2Postgres
+        // (PostgresBenchmarks) and Hummingbird for OAuth2Hummingbird (HummingbirdBenchmarks);
+        // naming traits replaces the defaults.
+        .package(path: "..", traits: ["URLSession", "Postgres", "Hummingbird"]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -27,6 +28,9 @@ let package = Package(
         // A contender of the resource server's access-token validation (ResourceServerBenchmarks,
         // bench-resource-server): the JWT library Vapor apps use. Here only, never in the root package.
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
+        // The root package's pin (its Hummingbird trait), without default traits as there:
+        // HummingbirdBenchmarks builds a router and calls its responder in-process.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
     ],
     targets: [
         // The tests' local HTTP server (a link to Tests/OAuth2TestSupport), for benchmarks
@@ -111,6 +115,28 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/ResourceServerBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The added latency per request of OAuth2Hummingbird's middleware (ResourceServerMiddleware
+        // with RS256 and ES256 access tokens, WebSignInMiddleware on a signed-in session) on a
+        // Hummingbird 2 route, against the same route without it: the router's responder called
+        // in-process, no socket.
+        .executableTarget(
+            name: "HummingbirdBenchmarks",
+            dependencies: [
+                "AccessTokenContenders",
+                .product(name: "OAuth2", package: root),
+                .product(name: "OAuth2Web", package: root),
+                .product(name: "OAuth2Hummingbird", package: root),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Benchmarks/HummingbirdBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(

@@ -9,8 +9,18 @@ import Foundation
 /// a JSON object, names a member twice, lacks `alg`, or lists any `crit` extension (none is
 /// understood, so RFC 7515 §4.1.11 requires refusing them).
 public struct JWS: Sendable {
-    /// The protected header.
-    public var header: [String: JSONValue] { headerObject.object }
+    /// The protected header, decoded from its checked bytes each time it is read (the
+    /// parser reads `alg`, `kid`, `typ` and `crit` without building it).
+    public var header: [String: JSONValue] {
+        switch headerSource {
+        case .object(let object): return object
+        case .checkedBytes(let bytes):
+            // The bytes passed the same parser when the token was read, so this cannot fail.
+            let parsed = try? StrictJSON.parseObject(bytes)
+            assert(parsed != nil, "bytes the strict parser refuses reached JWS.header")
+            return parsed ?? [:]
+        }
+    }
     /// `alg`.
     public let algorithm: JWSAlgorithm
     /// `kid`, if any.
@@ -21,8 +31,21 @@ public struct JWS: Sendable {
     public var payload: Data { Data(payloadBytes) }
     /// The signature bytes.
     public let signature: Data
-    /// The header, checked by the strict parser and decoded when asked for.
-    package let headerObject: LazyJSONObject
+    /// The header, checked by the strict parser and decoded when asked for (a new lazy
+    /// object each time: a holder that reads the header more than once keeps it).
+    package var headerObject: LazyJSONObject {
+        switch headerSource {
+        case .object(let object): return LazyJSONObject.make(object)
+        case .checkedBytes(let bytes): return LazyJSONObject.make(checkedBytes: bytes)
+        }
+    }
+    /// The header as the parser left it: its checked bytes, or the object when the one-pass
+    /// reader handed the document to the full parser.
+    private let headerSource: HeaderSource
+    private enum HeaderSource: Sendable {
+        case checkedBytes([UInt8])
+        case object([String: JSONValue])
+    }
     /// The payload bytes.
     package let payloadBytes: [UInt8]
     /// The compact serialization (native UTF-8); its first ``signingInputCount`` bytes,
@@ -77,7 +100,7 @@ public struct JWS: Sendable {
             throw JOSEError(.unsupportedCritical, "The JOSE header lists critical extensions this client does not understand.")
         }
         if let kid, kid.stringValue == nil { throw JOSEError(.malformed, "The JOSE header's kid is not a string.") }
-        headerObject = parsed.map { LazyJSONObject.make($0) } ?? LazyJSONObject.make(checkedBytes: headerBytes)
+        headerSource = parsed.map { .object($0) } ?? .checkedBytes(headerBytes)
         algorithm = JWSAlgorithm(rawValue: alg)
         keyID = kid?.stringValue
         type = typ?.stringValue

@@ -34,6 +34,31 @@ import Testing
         #expect(Base64URL.decode("+/8") == nil, "the base64 alphabet is refused")
         #expect(Base64URL.decode("Y") == nil, "a length of 4n+1 is impossible")
     }
+
+    @Test func decodesWhatFoundationDecodesAndRefusesEveryBadCharacter() {
+        var generator = SystemRandomNumberGenerator()
+        for count in 0...70 {
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let encoded = Base64URL.encode(bytes)
+            let padded = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                + String(repeating: "=", count: (4 - encoded.utf8.count % 4) % 4)
+            #expect(Data(base64Encoded: padded) == Data(bytes))
+            #expect(Base64URL.decode(encoded) == Data(bytes), "\(count) bytes")
+            var scalars = Array(encoded.utf8)
+            for index in scalars.indices {
+                for bad in [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: " "), 0x00, 0x80, 0xFF] {
+                    let kept = scalars[index]
+                    scalars[index] = bad
+                    #expect(scalars.withUnsafeBytes { Base64URL.decodeBytes($0) } == nil, "\(bad) at \(index) of \(count) bytes")
+                    scalars[index] = kept
+                }
+            }
+        }
+        // Non-zero leftover bits, in a two- and a three-character tail.
+        #expect(Base64URL.decode("AAAAQR") == nil)
+        #expect(Base64URL.decode("AAAAQUF") == nil)
+        #expect(Base64URL.decode("AAAAQUE") == Data([0, 0, 0, 0x41, 0x41]))
+    }
 }
 
 @Suite struct ConstantTimeTests {

@@ -53,6 +53,33 @@ import Testing
         #expect(Set([first, second]).count == 1)
     }
 
+    /// A `scope` string is kept as text and read in place: what it grants is exactly what its
+    /// set holds, for odd spacing, scopes that are prefixes of others, and non-ASCII scopes
+    /// (compared as `String`s compare, by canonical equivalence).
+    @Test func scopeTextGrantsWhatItsSetHolds() async throws {
+        let cases: [(String, [String])] = [
+            ("  orders:read   profile ", ["orders:read", "profile", "orders", "read", "profile ", "", " ", "orders:read profile", "x"]),
+            ("orders:read", ["orders:read", "orders:rea", "orders:readx", "Orders:read"]),
+            ("caf\u{E9} r\u{E9}sum\u{E9}", ["caf\u{E9}", "cafe\u{301}", "r\u{E9}sum\u{E9}", "cafe"]),
+            ("\u{212A}elvin", ["Kelvin", "\u{212A}elvin", "kelvin"]),
+            ("", ["", "a"]),
+        ]
+        let verifier = TestIssuer.verifier(date: date)
+        for (text, probes) in cases {
+            let verified = try await verifier.verify(TestIssuer.token { $0["scope"] = .string(text) })
+            let expected = Set(text.split(separator: " ").map(String.init))
+            #expect(verified.scopes == expected, "\(text)")
+            for probe in probes {
+                #expect(verified.grants([probe]) == expected.contains(probe), "\(text) grants \(probe)?")
+            }
+            #expect(verified.grants(expected))
+        }
+        // The same token with its scopes as an array: the same answers, and an equal value.
+        let text = try await verifier.verify(TestIssuer.token { $0["scope"] = "a b" })
+        let array = try await verifier.verify(TestIssuer.token { $0["scope"] = ["a", "b"] })
+        #expect(text.scopes == array.scopes && text.grants(["b", "a"]) && array.grants(["b", "a"]) && !text.grants(["c"]))
+    }
+
     @Test func refusesAForgedSignature() async {
         // Same kid, another key: the signature does not verify with the published key.
         let forged = TestIssuer.token(key: TestIssuer.otherECKey)

@@ -146,7 +146,12 @@ public struct AccessTokenVerifier: Sendable {
         guard algorithm != .none, !algorithm.isHMAC, issuer.allowedAlgorithms.contains(algorithm) else {
             throw .invalidToken(.init(.algorithmNotAllowed), "The token's signature algorithm is not accepted.")
         }
-        try await verifySignature(jws, issuer: issuer)
+        if case .fixed(let keys) = issuer.keys.storage {
+            // Keys in hand: nothing to fetch, so no asynchronous call.
+            if let failure = IssuerSignatureCheck.failure(jws, keys: keys) { throw Self.error(failure) }
+        } else {
+            try await verifySignature(jws, issuer: issuer)
+        }
         return try Self.check(claims, issuer: issuer, now: now())
     }
 
@@ -212,12 +217,21 @@ public struct AccessTokenVerifier: Sendable {
         let subject = try requiredString(claims.sub, "sub")
         let clientID = try requiredString(claims.clientID, "client_id")
         let jwtID = try requiredString(claims.jti, "jti")
-        let scopes = try scopes(claims.scope)
+        // A `scope` string is kept as it is (split only if someone reads the set); any
+        // other `scope` is checked here.
+        var scopeText: String?
+        var scopes: Set<String> = []
+        if case .string(let text)? = claims.scope { scopeText = text } else { scopes = try Self.scopes(claims.scope) }
         let thumbprint = try confirmationThumbprint(claims.cnf)
+        let rawClaims = claims.raw ?? LazyJSONObject.make([:])
+        if let scopeText {
+            return VerifiedAccessToken(
+                format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopeText: scopeText, audience: audience,
+                expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint, rawClaims: rawClaims)
+        }
         return VerifiedAccessToken(
             format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
-            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint,
-            rawClaims: claims.raw ?? LazyJSONObject.make([:]))
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint, rawClaims: rawClaims)
     }
 
     /// `scope`: a space-separated string (RFC 9068 §2.2.3, RFC 8693 §4.2); an array of
@@ -226,9 +240,7 @@ public struct AccessTokenVerifier: Sendable {
         switch value {
         case nil: return []
         case .string(let text)?:
-            var scopes = Set<String>()
-            for scope in text.split(separator: " ") { scopes.insert(String(scope)) }
-            return scopes
+            return ScopeText.set(text)
         case .array(let values)?:
             let strings = values.compactMap(\.stringValue)
             guard strings.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's scope holds a non-string.") }

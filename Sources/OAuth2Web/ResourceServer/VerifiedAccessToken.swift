@@ -31,7 +31,13 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     /// `client_id`: the client the token was issued to.
     public let clientID: String?
     /// `scope`, split on spaces.
-    public let scopes: Set<String>
+    public var scopes: Set<String> {
+        switch scopeStorage {
+        case .set(let scopes): scopes
+        case .text(let text): ScopeText.set(text)
+        }
+    }
+    private let scopeStorage: ScopeStorage
     /// `aud`.
     public let audience: [String]
     /// `exp`.
@@ -64,11 +70,32 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
         format: Format, issuer: String?, subject: String?, clientID: String?, scopes: Set<String>, audience: [String],
         expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
     ) {
+        self.init(
+            format: format, issuer: issuer, subject: subject, clientID: clientID, scopeStorage: .set(scopes), audience: audience,
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmationThumbprint, rawClaims: rawClaims)
+    }
+
+    /// Creates a value whose scopes are kept as the `scope` claim's space-separated text
+    /// (split into ``scopes`` only when that is read; ``grants(_:)`` reads the text in place)
+    /// and whose claims are decoded when first read.
+    package init(
+        format: Format, issuer: String?, subject: String?, clientID: String?, scopeText: String, audience: [String],
+        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
+    ) {
+        self.init(
+            format: format, issuer: issuer, subject: subject, clientID: clientID, scopeStorage: .text(scopeText), audience: audience,
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmationThumbprint, rawClaims: rawClaims)
+    }
+
+    private init(
+        format: Format, issuer: String?, subject: String?, clientID: String?, scopeStorage: ScopeStorage, audience: [String],
+        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
+    ) {
         self.format = format
         self.issuer = issuer
         self.subject = subject
         self.clientID = clientID
-        self.scopes = scopes
+        self.scopeStorage = scopeStorage
         self.audience = audience
         self.expiresAt = expiresAt
         self.issuedAt = issuedAt
@@ -105,7 +132,10 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the token grants every scope of `required`.
     public func grants(_ required: some Sequence<String>) -> Bool {
-        required.allSatisfy(scopes.contains)
+        switch scopeStorage {
+        case .set(let scopes): required.allSatisfy(scopes.contains)
+        case .text(let text): required.allSatisfy { ScopeText.contains(text, $0) }
+        }
     }
 
     /// Checks that the token grants every scope of `required`.
@@ -123,5 +153,42 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     /// Format, issuer, subject, client and scopes; never the token.
     public var description: String {
         "VerifiedAccessToken(\(format), iss: \(issuer ?? "-"), sub: \(subject ?? "-"), client_id: \(clientID ?? "-"), scope: \(scopes.sorted().joined(separator: " "))\(isDPoPBound ? ", DPoP-bound" : ""))"
+    }
+}
+
+/// How a ``VerifiedAccessToken`` keeps its scopes: a set (an introspection answer, a `scope`
+/// array), or the `scope` claim's text, split only when someone asks for the set.
+private enum ScopeStorage: Sendable {
+    case set(Set<String>)
+    case text(String)
+}
+
+/// A `scope` claim's text: scope tokens separated by spaces (RFC 6749 §3.3; runs of spaces
+/// and leading or trailing ones are tolerated, as `split(separator: " ")` does).
+enum ScopeText {
+    /// The scope tokens as a set.
+    static func set(_ text: String) -> Set<String> {
+        var scopes = Set<String>()
+        for scope in text.split(separator: " ") { scopes.insert(String(scope)) }
+        return scopes
+    }
+
+    /// Whether `scope` is one of the tokens of `text`, as `set(text).contains(scope)` says,
+    /// without splitting `text`: ASCII strings are equal exactly when their bytes are, so
+    /// they are compared in place; anything else (where `String` equality is canonical
+    /// equivalence) goes through the set.
+    static func contains(_ text: String, _ scope: String) -> Bool {
+        let wanted = scope.utf8
+        guard !wanted.isEmpty, wanted.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: " ") }), text.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return set(text).contains(scope)
+        }
+        var start = text.utf8.startIndex
+        let end = text.utf8.endIndex
+        while start < end {
+            let tokenEnd = text.utf8[start...].firstIndex(of: UInt8(ascii: " ")) ?? end
+            if text.utf8[start..<tokenEnd].elementsEqual(wanted) { return true }
+            start = tokenEnd < end ? text.utf8.index(after: tokenEnd) : end
+        }
+        return false
     }
 }
