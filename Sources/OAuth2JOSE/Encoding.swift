@@ -59,68 +59,98 @@ package enum Base64URL {
         return valid ? output : nil
     }
 
+    /// The same rules, decoding into a temporary buffer that `body` reads (on the stack when
+    /// small); `nil` when `input` is not strict base64url.
+    package static func withDecoded<R>(_ input: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        if input.count % 4 == 1 { return nil }
+        return withUnsafeTemporaryAllocation(byteCount: input.count * 3 / 4, alignment: 1) { buffer in
+            decode(input, into: buffer) ? body(UnsafeRawBufferPointer(buffer)) : nil
+        }
+    }
+
     /// The same rules, decoding straight into `Data` (one buffer, no copy afterwards): for
     /// signatures, which swift-crypto keeps as `Data`.
     package static func decodeData(_ input: UnsafeRawBufferPointer) -> Data? {
         if input.count % 4 == 1 { return nil }
-        var output = Data(count: input.count * 3 / 4)
-        let valid = output.withUnsafeMutableBytes { buffer in decode(input, into: buffer) }
-        return valid ? output : nil
+        let count = input.count * 3 / 4
+        guard count > 0 else { return decode(input, into: UnsafeMutableRawBufferPointer(start: nil, count: 0)) ? Data() : nil }
+        // Decoded into a buffer that `Data` then owns: no zero-filling first, no copy after.
+        guard let memory = malloc(count) else { return nil }
+        guard decode(input, into: UnsafeMutableRawBufferPointer(start: memory, count: count)) else {
+            free(memory)
+            return nil
+        }
+        return Data(bytesNoCopy: memory, count: count, deallocator: .free)
     }
 
     /// Decodes `input` into `output`, which holds exactly `input.count * 3 / 4` bytes: four
-    /// characters (three bytes) at a time, the table read through a local pointer (no growth
-    /// checks and no lazy-global access per byte). The table maps a character outside the
-    /// alphabet to 0xFF, so the OR of every looked-up value has bit 7 set exactly when one
-    /// was: checked once at the end (`output` is then garbage, and the caller drops it).
+    /// characters (three bytes) at a time, through ``quadTable``, which holds each
+    /// character's six bits already shifted to its place in the quad, so a quad's 24 bits are
+    /// the OR of four lookups; every quad but the last is stored as one 4-byte write whose
+    /// fourth byte the next quad overwrites. A character outside the alphabet has bit 31 set
+    /// in the quad table (bit 7 in ``decodeTable``, for the last 2 or 3 characters), so the
+    /// OR of every value read shows it: checked once at the end (`output` is then garbage,
+    /// and the caller drops it).
     private static func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Bool {
-        decodeTable.withUnsafeBufferPointer { table in
-            guard let source = input.baseAddress, !input.isEmpty else { return true }
-            let count = input.count
-            let quads = count / 4
-            var seen: UInt32 = 0
+        guard let source = input.baseAddress, !input.isEmpty else { return true }
+        // No room at all: only an input of fewer than 2 characters decodes to nothing.
+        guard let target = output.baseAddress else { return false }
+        let count = input.count
+        let quads = count / 4
+        var seen: UInt32 = 0
+        var written = 0
+        var offset = 0
+        quadTable.withUnsafeBufferPointer { quad in
+            @inline(__always) func bits(_ offset: Int) -> UInt32 {
+                quad[Int(source.load(fromByteOffset: offset, as: UInt8.self))]
+                    | quad[256 + Int(source.load(fromByteOffset: offset + 1, as: UInt8.self))]
+                    | quad[512 + Int(source.load(fromByteOffset: offset + 2, as: UInt8.self))]
+                    | quad[768 + Int(source.load(fromByteOffset: offset + 3, as: UInt8.self))]
+            }
+            // All quads but the last: 4-byte stores (the next quad's first byte overwrites the
+            // fourth, so each stays inside `output`).
+            while offset + 4 < quads * 4 {
+                let value = bits(offset)
+                seen |= value
+                target.storeBytes(of: (value << 8).bigEndian, toByteOffset: written, as: UInt32.self)
+                offset += 4
+                written += 3
+            }
+            if quads > 0 {
+                let value = bits(offset)
+                seen |= value
+                target.storeBytes(of: UInt8(truncatingIfNeeded: value >> 16), toByteOffset: written, as: UInt8.self)
+                target.storeBytes(of: UInt8(truncatingIfNeeded: value >> 8), toByteOffset: written + 1, as: UInt8.self)
+                target.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: written + 2, as: UInt8.self)
+                offset += 4
+                written += 3
+            }
+        }
+        // The last 2 or 3 characters (a count of 4n+1 was refused by the callers): their
+        // leftover bits must be zero (RFC 4648 §3.5, canonical encoding).
+        let valid: Bool = decodeTable.withUnsafeBufferPointer { table in
             @inline(__always) func value(_ offset: Int) -> UInt32 {
                 UInt32(table[Int(source.load(fromByteOffset: offset, as: UInt8.self))])
             }
-            var written = 0
-            if let target = output.baseAddress {
-                var offset = 0
-                for _ in 0..<quads {
-                    let a = value(offset), b = value(offset + 1), c = value(offset + 2), d = value(offset + 3)
-                    seen |= a | b | c | d
-                    let bits = a << 18 | b << 12 | c << 6 | d
-                    target.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 16), toByteOffset: written, as: UInt8.self)
-                    target.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 8), toByteOffset: written + 1, as: UInt8.self)
-                    target.storeBytes(of: UInt8(truncatingIfNeeded: bits), toByteOffset: written + 2, as: UInt8.self)
-                    offset += 4
-                    written += 3
-                }
-                // The last 2 or 3 characters (a count of 4n+1 was refused by the callers):
-                // their leftover bits must be zero (RFC 4648 §3.5, canonical encoding).
-                switch count - offset {
-                case 2:
-                    let a = value(offset), b = value(offset + 1)
-                    seen |= a | b
-                    if b & 0x0F != 0 { return false }
-                    target.storeBytes(of: UInt8(truncatingIfNeeded: a << 2 | b >> 4), toByteOffset: written, as: UInt8.self)
-                case 3:
-                    let a = value(offset), b = value(offset + 1), c = value(offset + 2)
-                    seen |= a | b | c
-                    if c & 0x03 != 0 { return false }
-                    let bits = a << 12 | b << 6 | c
-                    target.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 10), toByteOffset: written, as: UInt8.self)
-                    target.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 2), toByteOffset: written + 1, as: UInt8.self)
-                case 0:
-                    break
-                default:
-                    return false
-                }
-            } else {
-                // No room at all: only an input of fewer than 2 characters decodes to nothing.
+            switch count - offset {
+            case 2:
+                let a = value(offset), b = value(offset + 1)
+                if (a | b) & 0x80 != 0 || b & 0x0F != 0 { return false }
+                target.storeBytes(of: UInt8(truncatingIfNeeded: a << 2 | b >> 4), toByteOffset: written, as: UInt8.self)
+            case 3:
+                let a = value(offset), b = value(offset + 1), c = value(offset + 2)
+                if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 { return false }
+                let bits = a << 12 | b << 6 | c
+                target.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 10), toByteOffset: written, as: UInt8.self)
+                target.storeBytes(of: UInt8(truncatingIfNeeded: bits >> 2), toByteOffset: written + 1, as: UInt8.self)
+            case 0:
+                break
+            default:
                 return false
             }
-            return seen & 0x80 == 0
+            return true
         }
+        return valid && seen & 0x8000_0000 == 0
     }
 
     /// Encodes `input` into `output` (room for `(input.count * 4 + 2) / 3` bytes) and
@@ -162,6 +192,17 @@ package enum Base64URL {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
             table[Int(byte)] = UInt8(index)
+        }
+        return table
+    }()
+
+    /// ``decodeTable`` for the four positions of a quad, each value shifted to its place in
+    /// the quad's 24 bits (position `p` at index `p * 256 + character`); a character outside
+    /// the alphabet is `0x8000_0000` at every position.
+    private static let quadTable: [UInt32] = {
+        var table = [UInt32](repeating: 0x8000_0000, count: 1024)
+        for (character, value) in decodeTable.enumerated() where value != 0xFF {
+            for position in 0..<4 { table[position * 256 + character] = UInt32(value) << (18 - 6 * position) }
         }
         return table
     }()

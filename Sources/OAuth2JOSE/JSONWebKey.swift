@@ -248,11 +248,11 @@ package enum JOSEJSON {
     ///   parser (an escaped or non-ASCII member name, very many members); `found` has then
     ///   been called with the object's values. `nil` otherwise.
     package static func members(
-        _ bytes: [UInt8], named names: [StaticString], what: String, found: (Int, JSONValue) -> Void
+        _ bytes: some ContiguousBytes, named names: JSONMemberNames, what: String, found: (Int, JSONValue) -> Void
     ) throws(JOSEError) -> [String: JSONValue]? {
         let scanned: Result<Bool, StrictJSON.Failure> = bytes.withUnsafeBytes { document in
             do throws(StrictJSON.Failure) {
-                return .success(try StrictJSON.scanObject(document, select: { name in slot(of: name, in: names) }, found: found))
+                return .success(try StrictJSON.scanObject(document, select: names.slot(of:), found: found))
             } catch {
                 return .failure(error)
             }
@@ -262,21 +262,13 @@ package enum JOSEJSON {
             return nil
         case .success(false):
             let object = try Self.object(bytes, what: what)
-            for (slot, name) in names.enumerated() {
+            for (slot, name) in names.names.enumerated() {
                 if let value = object[name.description] { found(slot, value) }
             }
             return object
         case .failure(let failure):
             throw Self.error(failure, what: what)
         }
-    }
-
-    /// The index in `names` of the name spelled by `bytes`.
-    private static func slot(of bytes: UnsafeRawBufferPointer, in names: [StaticString]) -> Int? {
-        for (slot, name) in names.enumerated() where name.utf8CodeUnitCount == bytes.count {
-            if memcmp(name.utf8Start, bytes.baseAddress!, bytes.count) == 0 { return slot }
-        }
-        return nil
     }
 
     private static func error(_ failure: StrictJSON.Failure, what: String) -> JOSEError {
@@ -292,5 +284,45 @@ package enum JOSEJSON {
         } catch {
             throw Self.error(error, what: what)
         }
+    }
+}
+
+/// The member names a one-pass read looks for (``JOSEJSON/members(_:named:what:found:)``),
+/// kept ready for its lookup, which runs for every member of every token: each name's
+/// length and first eight bytes as one integer, so telling names apart is mostly one
+/// integer comparison. Made once, as a `static let`.
+package struct JSONMemberNames: Sendable, ExpressibleByArrayLiteral {
+    /// The names, in slot order.
+    package let names: [StaticString]
+    private let keys: [(count: Int, prefix: UInt64)]
+
+    /// The names, in slot order (ASCII, as JOSE member names are).
+    package init(arrayLiteral names: StaticString...) {
+        self.names = names
+        keys = names.map { name in
+            (name.utf8CodeUnitCount, Self.prefix(UnsafeRawPointer(name.utf8Start), count: name.utf8CodeUnitCount))
+        }
+    }
+
+    /// The first eight bytes (fewer when shorter, zero-padded) as one integer.
+    @inline(__always)
+    private static func prefix(_ bytes: UnsafeRawPointer, count: Int) -> UInt64 {
+        if count >= 8 { return bytes.loadUnaligned(as: UInt64.self) }
+        var value: UInt64 = 0
+        for index in 0..<count { value |= UInt64(bytes.load(fromByteOffset: index, as: UInt8.self)) << (8 * index) }
+        return value
+    }
+
+    /// The slot of the name spelled by `bytes`, if it is one of ``names``.
+    package func slot(of bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let start = bytes.baseAddress else {
+            return keys.firstIndex { $0.count == 0 }
+        }
+        let count = bytes.count
+        let prefix = Self.prefix(start, count: count)
+        for (slot, key) in keys.enumerated() where key.count == count && key.prefix == prefix {
+            if count <= 8 || StrictJSON.equalBytes(names[slot].utf8Start + 8, start + 8, count: count - 8) { return slot }
+        }
+        return nil
     }
 }

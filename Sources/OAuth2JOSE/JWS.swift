@@ -14,9 +14,9 @@ public struct JWS: Sendable {
     public var header: [String: JSONValue] {
         switch headerSource {
         case .object(let object): return object
-        case .checkedBytes(let bytes):
+        case .checked:
             // The bytes passed the same parser when the token was read, so this cannot fail.
-            let parsed = try? StrictJSON.parseObject(bytes)
+            let parsed = try? StrictJSON.parseObject(headerBytes)
             assert(parsed != nil, "bytes the strict parser refuses reached JWS.header")
             return parsed ?? [:]
         }
@@ -36,16 +36,24 @@ public struct JWS: Sendable {
     package var headerObject: LazyJSONObject {
         switch headerSource {
         case .object(let object): return LazyJSONObject.make(object)
-        case .checkedBytes(let bytes): return LazyJSONObject.make(checkedBytes: bytes)
+        case .checked: return LazyJSONObject.make(checkedBytes: headerBytes)
         }
     }
-    /// The header as the parser left it: its checked bytes, or the object when the one-pass
-    /// reader handed the document to the full parser.
+    /// The header as the parser left it: checked and still encoded in ``compact`` (decoded
+    /// again only if someone reads it), or the object when the one-pass reader handed the
+    /// document to the full parser.
     private let headerSource: HeaderSource
     private enum HeaderSource: Sendable {
-        case checkedBytes([UInt8])
+        case checked
         case object([String: JSONValue])
     }
+    /// The header's bytes, decoded again from the compact form (which the parser checked).
+    private var headerBytes: [UInt8] {
+        var text = compact
+        return text.withUTF8 { Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[..<headerCount])) } ?? []
+    }
+    /// The length of the header's part in ``compact``.
+    private let headerCount: Int
     /// The payload bytes.
     package let payloadBytes: [UInt8]
     /// The compact serialization (native UTF-8); its first ``signingInputCount`` bytes,
@@ -80,27 +88,36 @@ public struct JWS: Sendable {
         guard dot(after: second + 1) == nil else {
             throw JOSEError(.malformed, "The token has more than three parts (an encrypted JWT is not supported).")
         }
-        guard let headerBytes = Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: bytes[..<first])),
-            let payloadBytes = Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: bytes[(first + 1)..<second])),
+        let malformed = JOSEError(.malformed, "A part of the token is not strict base64url.")
+        guard let payloadBytes = Base64URL.decodeBytes(UnsafeRawBufferPointer(rebasing: bytes[(first + 1)..<second])),
             let signature = Base64URL.decodeData(UnsafeRawBufferPointer(rebasing: bytes[(second + 1)...]))
-        else { throw JOSEError(.malformed, "A part of the token is not strict base64url.") }
+        else { throw malformed }
         // One pass reads alg, kid, typ and crit and checks the whole header (strict JSON, no
-        // duplicate member); the dictionary is built only if someone asks for `header`.
+        // duplicate member), from a temporary buffer; the dictionary is built only if someone
+        // asks for `header`.
         var alg: JSONValue?, kid: JSONValue?, typ: JSONValue?, crit: JSONValue?
-        let parsed = try JOSEJSON.members(headerBytes, named: Self.headerMembers, what: "JOSE header") { slot, value in
-            switch slot {
-            case 0: alg = value
-            case 1: kid = value
-            case 2: typ = value
-            default: crit = value
+        let scanned: Result<[String: JSONValue]?, JOSEError>? = Base64URL.withDecoded(UnsafeRawBufferPointer(rebasing: bytes[..<first])) { header in
+            do throws(JOSEError) {
+                return .success(try JOSEJSON.members(header, named: Self.headerMembers, what: "JOSE header") { slot, value in
+                    switch slot {
+                    case 0: alg = value
+                    case 1: kid = value
+                    case 2: typ = value
+                    default: crit = value
+                    }
+                })
+            } catch {
+                return .failure(error)
             }
         }
+        guard let scanned else { throw malformed }
+        let parsed = try scanned.get()
         guard let alg = alg?.stringValue else { throw JOSEError(.malformed, "The JOSE header has no alg.") }
         if crit != nil {
             throw JOSEError(.unsupportedCritical, "The JOSE header lists critical extensions this client does not understand.")
         }
         if let kid, kid.stringValue == nil { throw JOSEError(.malformed, "The JOSE header's kid is not a string.") }
-        headerSource = parsed.map { .object($0) } ?? .checkedBytes(headerBytes)
+        headerSource = parsed.map { .object($0) } ?? .checked
         algorithm = JWSAlgorithm(rawValue: alg)
         keyID = kid?.stringValue
         type = typ?.stringValue
@@ -108,10 +125,11 @@ public struct JWS: Sendable {
         self.signature = signature
         self.compact = compact
         signingInputCount = second
+        headerCount = first
     }
 
     /// The header members the parser reads: `alg`, `kid`, `typ`, `crit`.
-    private static let headerMembers: [StaticString] = ["alg", "kid", "typ", "crit"]
+    private static let headerMembers: JSONMemberNames = ["alg", "kid", "typ", "crit"]
 
     /// The payload as a JSON object (a JWT claims set), parsed strictly.
     ///

@@ -65,6 +65,22 @@ package enum StrictJSON {
         return try result.get()
     }
 
+    /// Whether `count` bytes at `a` and `b` are equal: inline, eight at a time, for the short
+    /// member names compared on every token (a `memcmp` call costs more than the comparison).
+    @inline(__always)
+    package static func equalBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+        var index = 0
+        while index + 8 <= count {
+            if a.loadUnaligned(fromByteOffset: index, as: UInt64.self) != b.loadUnaligned(fromByteOffset: index, as: UInt64.self) { return false }
+            index += 8
+        }
+        while index < count {
+            if a.load(fromByteOffset: index, as: UInt8.self) != b.load(fromByteOffset: index, as: UInt8.self) { return false }
+            index += 1
+        }
+        return true
+    }
+
     private struct Parser {
         let bytes: UnsafeRawBufferPointer
         var index = 0
@@ -146,7 +162,7 @@ package enum StrictJSON {
                 }
                 // After the value, as the full parser checks it (the same first failure).
                 for earlier in names[..<count] where earlier.count == name.count {
-                    if memcmp(bytes.baseAddress! + earlier.lowerBound, name.baseAddress!, name.count) == 0 {
+                    if StrictJSON.equalBytes(bytes.baseAddress! + earlier.lowerBound, name.baseAddress!, count: name.count) {
                         throw .duplicateMember(String(decoding: name, as: UTF8.self))
                     }
                 }

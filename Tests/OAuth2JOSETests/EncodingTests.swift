@@ -45,11 +45,20 @@ import Testing
             #expect(Data(base64Encoded: padded) == Data(bytes))
             #expect(Base64URL.decode(encoded) == Data(bytes), "\(count) bytes")
             var scalars = Array(encoded.utf8)
+            // The three decoders the JWS parser uses agree.
+            scalars.withUnsafeBytes { input in
+                #expect(Base64URL.decodeData(input) == Data(bytes), "\(count) bytes into Data")
+                #expect(Base64URL.withDecoded(input) { Array($0) } == bytes, "\(count) bytes into a temporary buffer")
+            }
             for index in scalars.indices {
                 for bad in [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: " "), 0x00, 0x80, 0xFF] {
                     let kept = scalars[index]
                     scalars[index] = bad
-                    #expect(scalars.withUnsafeBytes { Base64URL.decodeBytes($0) } == nil, "\(bad) at \(index) of \(count) bytes")
+                    scalars.withUnsafeBytes { input in
+                        #expect(Base64URL.decodeBytes(input) == nil, "\(bad) at \(index) of \(count) bytes")
+                        #expect(Base64URL.decodeData(input) == nil, "\(bad) at \(index) of \(count) bytes into Data")
+                        #expect(Base64URL.withDecoded(input) { _ in true } == nil, "\(bad) at \(index) of \(count) bytes into a buffer")
+                    }
                     scalars[index] = kept
                 }
             }

@@ -117,7 +117,7 @@ public struct IDTokenClaims: StandardClaims, Sendable, Hashable {
     ///   `JOSEError.Reason.issuedAtInvalid`, or `JOSEError.Reason.invalidClaim`).
     public init(_ claims: [String: JSONValue]) throws(JOSEError) {
         var members = Members()
-        for (slot, name) in Members.names.enumerated() {
+        for (slot, name) in Members.names.names.enumerated() {
             if let value = claims[name.description] { members.set(slot, value) }
         }
         try self.init(members, raw: LazyJSONObject.make(claims))
@@ -137,7 +137,7 @@ public struct IDTokenClaims: StandardClaims, Sendable, Hashable {
 
     /// The members the validator reads, by their index in ``names``.
     private struct Members {
-        static let names: [StaticString] = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "c_hash"]
+        static let names: JSONMemberNames = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "c_hash"]
         var iss, sub, aud, exp, iat, authTime, nonce, azp, atHash, cHash: JSONValue?
 
         /// Sets the member at `slot`.

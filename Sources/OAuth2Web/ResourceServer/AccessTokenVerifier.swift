@@ -76,7 +76,7 @@ public struct AccessTokenVerifier: Sendable {
     /// claims set as strictly as `JWS.claims()` does (the same errors); the whole set is
     /// decoded only when ``VerifiedAccessToken/claims`` is first read.
     package struct Claims {
-        static let names: [StaticString] = ["iss", "aud", "exp", "nbf", "iat", "sub", "client_id", "jti", "scope", "cnf"]
+        static let names: JSONMemberNames = ["iss", "aud", "exp", "nbf", "iat", "sub", "client_id", "jti", "scope", "cnf"]
         var iss, aud, exp, nbf, iat, sub, clientID, jti, scope, cnf: JSONValue?
         /// The whole set (both initialisers set it).
         private(set) var raw: LazyJSONObject?
@@ -93,7 +93,7 @@ public struct AccessTokenVerifier: Sendable {
 
         /// Reads a claims set already decoded.
         init(_ object: [String: JSONValue]) {
-            for (slot, name) in Self.names.enumerated() {
+            for (slot, name) in Self.names.names.enumerated() {
                 if let value = object[name.description] { set(slot, value) }
             }
             raw = LazyJSONObject.make(object)
@@ -187,18 +187,21 @@ public struct AccessTokenVerifier: Sendable {
 
     static func check(_ claims: Claims, issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
         let leeway = issuer.leeway
-        let audience: [String]
+        let audience: AudienceStorage
+        let addressed: Bool
         switch claims.aud {
-        case .string(let value)?: audience = [value]
+        case .string(let value)?:
+            audience = .one(value)
+            addressed = issuer.audiences.contains(value)
         case .array(let values)?:
-            audience = values.compactMap(\.stringValue)
-            guard audience.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's aud holds a non-string.") }
+            let audiences = values.compactMap(\.stringValue)
+            guard audiences.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's aud holds a non-string.") }
+            audience = .many(audiences)
+            addressed = audiences.contains(where: issuer.audiences.contains)
         case nil: throw .invalidToken(.init(.audienceMismatch), "The token has no aud.")
         default: throw .invalidToken(.init(.invalidClaim), "The token's aud is neither a string nor an array.")
         }
-        guard audience.contains(where: issuer.audiences.contains) else {
-            throw .invalidToken(.init(.audienceMismatch), "The token is not addressed to this API.")
-        }
+        guard addressed else { throw .invalidToken(.init(.audienceMismatch), "The token is not addressed to this API.") }
         guard let exp = claims.exp else { throw .invalidToken(.init(.expired), "The token has no exp.") }
         guard let expiresAt = exp.numericDate else { throw .invalidToken(.init(.invalidClaim), "The token's exp is not a number.") }
         guard expiresAt.timeIntervalSince(now) > -leeway else { throw .invalidToken(.init(.expired), "The token has expired.") }
@@ -219,19 +222,12 @@ public struct AccessTokenVerifier: Sendable {
         let jwtID = try requiredString(claims.jti, "jti")
         // A `scope` string is kept as it is (split only if someone reads the set); any
         // other `scope` is checked here.
-        var scopeText: String?
-        var scopes: Set<String> = []
-        if case .string(let text)? = claims.scope { scopeText = text } else { scopes = try Self.scopes(claims.scope) }
-        let thumbprint = try confirmationThumbprint(claims.cnf)
-        let rawClaims = claims.raw ?? LazyJSONObject.make([:])
-        if let scopeText {
-            return VerifiedAccessToken(
-                format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopeText: scopeText, audience: audience,
-                expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint, rawClaims: rawClaims)
-        }
+        let scopes: ScopeStorage
+        if case .string(let text)? = claims.scope { scopes = .text(text) } else { scopes = .set(try Self.scopes(claims.scope)) }
         return VerifiedAccessToken(
             format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
-            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: thumbprint, rawClaims: rawClaims)
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: try confirmationThumbprint(claims.cnf),
+            rawClaims: claims.raw ?? LazyJSONObject.make([:]))
     }
 
     /// `scope`: a space-separated string (RFC 9068 §2.2.3, RFC 8693 §4.2); an array of

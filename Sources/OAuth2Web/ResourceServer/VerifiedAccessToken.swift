@@ -39,7 +39,13 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     }
     private let scopeStorage: ScopeStorage
     /// `aud`.
-    public let audience: [String]
+    public var audience: [String] {
+        switch audienceStorage {
+        case .one(let audience): [audience]
+        case .many(let audiences): audiences
+        }
+    }
+    private let audienceStorage: AudienceStorage
     /// `exp`.
     public let expiresAt: Date?
     /// `iat`.
@@ -60,43 +66,25 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
         expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, claims: [String: JSONValue]
     ) {
         self.init(
-            format: format, issuer: issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
+            format: format, issuer: issuer, subject: subject, clientID: clientID, scopes: .set(scopes), audience: .many(audience),
             expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmationThumbprint,
             rawClaims: LazyJSONObject.make(claims))
     }
 
-    /// Creates a value whose claims are decoded when first read.
+    /// Creates a value as the verifiers keep it: the scopes as a set or as the `scope`
+    /// claim's text (split into ``scopes`` only when that is read; ``grants(_:)`` reads the
+    /// text in place), a single audience without an array, and the claims decoded when first
+    /// read.
     package init(
-        format: Format, issuer: String?, subject: String?, clientID: String?, scopes: Set<String>, audience: [String],
-        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
-    ) {
-        self.init(
-            format: format, issuer: issuer, subject: subject, clientID: clientID, scopeStorage: .set(scopes), audience: audience,
-            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmationThumbprint, rawClaims: rawClaims)
-    }
-
-    /// Creates a value whose scopes are kept as the `scope` claim's space-separated text
-    /// (split into ``scopes`` only when that is read; ``grants(_:)`` reads the text in place)
-    /// and whose claims are decoded when first read.
-    package init(
-        format: Format, issuer: String?, subject: String?, clientID: String?, scopeText: String, audience: [String],
-        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
-    ) {
-        self.init(
-            format: format, issuer: issuer, subject: subject, clientID: clientID, scopeStorage: .text(scopeText), audience: audience,
-            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmationThumbprint, rawClaims: rawClaims)
-    }
-
-    private init(
-        format: Format, issuer: String?, subject: String?, clientID: String?, scopeStorage: ScopeStorage, audience: [String],
+        format: Format, issuer: String?, subject: String?, clientID: String?, scopes: ScopeStorage, audience: AudienceStorage,
         expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
     ) {
         self.format = format
         self.issuer = issuer
         self.subject = subject
         self.clientID = clientID
-        self.scopeStorage = scopeStorage
-        self.audience = audience
+        self.scopeStorage = scopes
+        self.audienceStorage = audience
         self.expiresAt = expiresAt
         self.issuedAt = issuedAt
         self.jwtID = jwtID
@@ -158,9 +146,16 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
 
 /// How a ``VerifiedAccessToken`` keeps its scopes: a set (an introspection answer, a `scope`
 /// array), or the `scope` claim's text, split only when someone asks for the set.
-private enum ScopeStorage: Sendable {
+package enum ScopeStorage: Sendable {
     case set(Set<String>)
     case text(String)
+}
+
+/// How a ``VerifiedAccessToken`` keeps its audience: the one `aud` string most tokens carry
+/// (no array made per request), or the list.
+package enum AudienceStorage: Sendable {
+    case one(String)
+    case many([String])
 }
 
 /// A `scope` claim's text: scope tokens separated by spaces (RFC 6749 §3.3; runs of spaces

@@ -30,13 +30,13 @@ import Testing
         "{" + (0..<64).map { #""m\#($0)":\#($0)"# }.joined(separator: ",") + #","alg":"x"}"#,
     ]
 
-    static let names: [StaticString] = ["alg", "kid", "typ", "crit"]
+    static let names: JSONMemberNames = ["alg", "kid", "typ", "crit"]
 
     /// What `JOSEJSON.members` reads, or its error.
     func scanned(_ bytes: [UInt8]) -> Result<[String: JSONValue], JOSEError> {
         var found: [String: JSONValue] = [:]
         do throws(JOSEError) {
-            _ = try JOSEJSON.members(bytes, named: Self.names, what: "doc") { slot, value in found[Self.names[slot].description] = value }
+            _ = try JOSEJSON.members(bytes, named: Self.names, what: "doc") { slot, value in found[Self.names.names[slot].description] = value }
             return .success(found)
         } catch {
             return .failure(error)
@@ -47,7 +47,7 @@ import Testing
     func parsed(_ bytes: [UInt8]) -> Result<[String: JSONValue], JOSEError> {
         do throws(JOSEError) {
             let object = try JOSEJSON.object(bytes, what: "doc")
-            return .success(object.filter { member in Self.names.contains { $0.description == member.key } })
+            return .success(object.filter { member in Self.names.names.contains { $0.description == member.key } })
         } catch {
             return .failure(error)
         }
@@ -57,6 +57,21 @@ import Testing
     func theOnePassReaderAgreesWithTheFullParser(_ document: String) {
         let bytes = Array(document.utf8)
         #expect(scanned(bytes) == parsed(bytes))
+    }
+
+    /// The packed lookup (length and first eight bytes, then the rest) finds exactly the
+    /// names it holds: not a prefix, an extension, a name differing only after its eighth
+    /// byte, nor one differing only in case.
+    @Test func memberNamesFindExactlyTheirNames() {
+        let names: JSONMemberNames = ["", "a", "iss", "client_id", "client_ix", "auth_time", "abcdefgh", "abcdefghijklmnopq"]
+        func slot(_ name: String) -> Int? {
+            var name = name
+            return name.withUTF8 { names.slot(of: UnsafeRawBufferPointer($0)) }
+        }
+        for (expected, name) in names.names.enumerated() { #expect(slot(name.description) == expected, "\(name)") }
+        for miss in ["b", "is", "isss", "ISS", "client_i", "client_id_", "client_iy", "auth_timf", "abcdefg", "abcdefghi", "abcdefghijklmnopr", "abcdefghijklmnop"] {
+            #expect(slot(miss) == nil, "\(miss)")
+        }
     }
 
     @Test func theOnePassReaderRefusesDuplicatesAtEveryDepth() {
