@@ -457,6 +457,54 @@ check dot "register: a client_credentials client at DOT" 0 "$BIN" --profile reg-
 check dot "register --show at DOT" 0 "$BIN" --profile reg-dot register --show
 expect "DOT echoes the grant type" grep -q client_credentials "$WORK/out"
 check dot "register --delete at DOT" 0 "$BIN" --profile reg-dot register --delete
+# A registration kept the old way: before registrations had a store of their own, the file
+# store kept one as a session document (LegacyRegistrationRecord) under the account
+# ".registration", its registration access token as the "access token" (empty when none) and
+# its other members in "registration". Written here by hand, from a fresh registration, it
+# must move to tokens/registrations/ the first time the tool reads it.
+# store_hash PART...: the end of FileTokenStore's file names, 16 hex digits of the SHA-256 of
+# "<length>:<part>;" for each part.
+store_hash() { local part; for part in "$@"; do printf '%s:%s;' "${#part}" "$part"; done | sha256sum | cut -c1-16; }
+# store_name HASH PART...: the non-empty slugs of the parts, then HASH, joined by "-". A slug
+# (FileTokenStore.slug) is lowercase; a-z, 0-9, "." and "_" are kept, any other run becomes
+# one "-"; at most 32 characters, no "-" or "." at either end.
+store_name() {
+  local name="" part slug hash=$1; shift
+  for part in "$@"; do
+    slug=$(printf %s "$part" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9._]+/-/g' | cut -c1-32 | sed -E 's/^[-.]+//; s/[-.]+$//')
+    [ -z "$slug" ] || name+="$slug-"
+  done
+  printf '%s%s.json' "$name" "$hash"
+}
+issuer_host() { local host=${1#*://}; printf %s "${host%%[:/]*}"; }
+# The session document of (issuer, client id, account); the registration document of (issuer, client id).
+session_file() { store_name "$(store_hash "$1" "$2" "$3")" "$3" "$(issuer_host "$1")" "$2"; }
+registration_file() { store_name "$(store_hash registration "$1" "$2")" "$(issuer_host "$1")" "$2"; }
+check dot "register: a client whose registration is then rewritten the old way" 0 "$BIN" --profile reg-old --store file \
+  register --issuer "$DOT" --grant-type client_credentials --scope read --name "oauth2 e2e old record"
+old_id=$(out)
+new_doc=$OAUTH2_CONFIG_DIR/tokens/registrations/$(registration_file "$DOT" "$old_id")
+old_doc=$OAUTH2_CONFIG_DIR/tokens/$(session_file "$DOT" "$old_id" .registration)
+old_secret=$(stored_secret "$old_id")
+expect "the registration document is where FileTokenStore names it, with a secret" test -n "$old_id" -a -f "$new_doc" -a -n "$old_secret"
+# Version 2 of the session document, as the store wrote it: mode 0600, the registration document gone.
+jq '{version: 2, key: {issuer: .key.issuer, client_id: .key.client_id, account: ".registration"},
+  session: {tokens: {access_token: (.registration.registration_access_token // ""), token_type: "Bearer", issued_at: 1767222000},
+    updated_at: 1767222000, registration: (.registration | del(.client_id, .registration_access_token))}}' "$new_doc" >"$old_doc.tmp" \
+  && chmod 600 "$old_doc.tmp" && mv "$old_doc.tmp" "$old_doc" && rm -f "$new_doc"
+expect "the old session document holds the secret, the registration document is gone" \
+  sh -c "grep -qF -- '$old_secret' '$old_doc' && test ! -e '$new_doc'"
+check dot "register --show: a registration kept the old way is read" 0 "$BIN" --profile reg-old register --show
+expect "--show prints the client id" grep -qF "\"$old_id\"" "$WORK/out"
+expect "--show prints no secret" sh -c "! grep -qF -- '$old_secret' '$WORK/out'"
+expect "the old session document is gone" test ! -e "$old_doc"
+expect "a registration document (0600) holds the registration now" sh -c "test -f '$new_doc' && test \"\$(stat -c %a '$new_doc')\" = 600"
+expect "... with the client secret" test "$(stored_secret "$old_id")" = "$old_secret"
+expect "the secret is in no session document" sh -c "! cat '$OAUTH2_CONFIG_DIR'/tokens/*.json 2>/dev/null | grep -qF -- '$old_secret'"
+check dot "the moved secret authenticates the client (client_credentials)" 0 "$BIN" --profile reg-old-cc --store memory token \
+  --grant client_credentials --issuer "$DOT" --client-id "$old_id" --client-secret-file <(printf %s "$old_secret") --scope read
+check dot "register --delete with the moved registration" 0 "$BIN" --profile reg-old register --delete
+expect "its registration document is gone" test ! -e "$new_doc"
 GLEWLWYD_REG=${OAUTH2_TEST_GLEWLWYD_REG_ISSUER:-http://127.0.0.1:4593/api/oidc-reg}
 check glewlwyd "register without the initial access token the server wants (1)" 1 "$BIN" --profile reg-iat --store file \
   register --issuer "$GLEWLWYD_REG"
