@@ -8,21 +8,50 @@ import Foundation
 /// only the signature check.
 public struct JSONWebKey: Sendable, CustomStringConvertible {
     /// `kty`: `RSA`, `EC` or `OKP`.
-    public let keyType: String
+    public var keyType: String { storage.keyType }
     /// `crv` for EC and OKP keys.
-    public let curve: String?
+    public var curve: String? { storage.curve }
     /// `kid`, if any.
-    public let keyID: String?
+    public var keyID: String? { storage.keyID }
     /// `use`: `sig` or `enc`, if stated. Keys with `use: enc` never verify a signature.
-    public let use: String?
+    public var use: String? { storage.use }
     /// `alg`, if stated: the only algorithm this key may be used with.
-    public let algorithm: JWSAlgorithm?
+    public var algorithm: JWSAlgorithm? { storage.algorithm }
     /// `key_ops`, if stated.
-    public let keyOperations: [String]?
+    public var keyOperations: [String]? { storage.keyOperations }
     /// The key's public members, as published (private members are dropped).
-    public let members: [String: JSONValue]
+    public var members: [String: JSONValue] { storage.members }
 
-    package let key: PublicKey
+    package var key: PublicKey { storage.key }
+
+    private let storage: Storage
+
+    /// The key's parts in one object: a copy of the key (each key looked at while a token's
+    /// signature is checked is one) costs one reference count, not one per member.
+    private final class Storage: Sendable {
+        let keyType: String
+        let curve: String?
+        let keyID: String?
+        let use: String?
+        let algorithm: JWSAlgorithm?
+        let keyOperations: [String]?
+        let members: [String: JSONValue]
+        let key: PublicKey
+
+        init(
+            keyType: String, curve: String?, keyID: String?, use: String?, algorithm: JWSAlgorithm?, keyOperations: [String]?,
+            members: [String: JSONValue], key: PublicKey
+        ) {
+            self.keyType = keyType
+            self.curve = curve
+            self.keyID = keyID
+            self.use = use
+            self.algorithm = algorithm
+            self.keyOperations = keyOperations
+            self.members = members
+            self.key = key
+        }
+    }
 
     package enum PublicKey: @unchecked Sendable {
         case rsa(_RSA.Signing.PublicKey)
@@ -49,20 +78,21 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
             return data
         }
         let curve = object["crv"]?.stringValue
+        let key: PublicKey
         do {
             switch (kty, curve) {
             case ("RSA", _):
-                let key = try _RSA.Signing.PublicKey(n: try bytes("n"), e: try bytes("e"))
-                guard key.keySizeInBits >= 2048 else { throw JOSEError(.invalidKey, "RSA keys under 2048 bits are refused.") }
-                self.key = .rsa(key)
+                let rsa = try _RSA.Signing.PublicKey(n: try bytes("n"), e: try bytes("e"))
+                guard rsa.keySizeInBits >= 2048 else { throw JOSEError(.invalidKey, "RSA keys under 2048 bits are refused.") }
+                key = .rsa(rsa)
             case ("EC", "P-256"):
-                self.key = .p256(try P256.Signing.PublicKey(rawRepresentation: try Self.point(bytes("x"), bytes("y"), size: 32)))
+                key = .p256(try P256.Signing.PublicKey(rawRepresentation: try Self.point(bytes("x"), bytes("y"), size: 32)))
             case ("EC", "P-384"):
-                self.key = .p384(try P384.Signing.PublicKey(rawRepresentation: try Self.point(bytes("x"), bytes("y"), size: 48)))
+                key = .p384(try P384.Signing.PublicKey(rawRepresentation: try Self.point(bytes("x"), bytes("y"), size: 48)))
             case ("EC", "P-521"):
-                self.key = .p521(try P521.Signing.PublicKey(rawRepresentation: try Self.point(bytes("x"), bytes("y"), size: 66)))
+                key = .p521(try P521.Signing.PublicKey(rawRepresentation: try Self.point(bytes("x"), bytes("y"), size: 66)))
             case ("OKP", "Ed25519"):
-                self.key = .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: try bytes("x")))
+                key = .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: try bytes("x")))
             default:
                 throw JOSEError(.invalidKey, "Unsupported key type \(kty) \(curve ?? "").")
             }
@@ -71,21 +101,14 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
         } catch {
             throw JOSEError(.invalidKey, "The \(kty) key cannot be decoded.")
         }
-        keyType = kty
-        self.curve = curve
-        keyID = object["kid"]?.stringValue
-        use = object["use"]?.stringValue
-        algorithm = object["alg"]?.stringValue.map(JWSAlgorithm.init(rawValue:))
-        keyOperations = object["key_ops"]?.arrayValue?.compactMap(\.stringValue)
-        members = object.filter { Self.publicMembers.contains($0.key) }
+        storage = Storage(
+            keyType: kty, curve: curve, keyID: object["kid"]?.stringValue, use: object["use"]?.stringValue,
+            algorithm: object["alg"]?.stringValue.map(JWSAlgorithm.init(rawValue:)),
+            keyOperations: object["key_ops"]?.arrayValue?.compactMap(\.stringValue),
+            members: object.filter { Self.publicMembers.contains($0.key) }, key: key)
     }
 
     package init(key: PublicKey, keyID: String?, algorithm: JWSAlgorithm?) {
-        self.key = key
-        self.keyID = keyID
-        self.algorithm = algorithm
-        use = "sig"
-        keyOperations = nil
         var members: [String: JSONValue] = [:]
         switch key {
         case .rsa(let rsa):
@@ -99,12 +122,12 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
         case .p521(let ec): members = Self.ecMembers("P-521", ec.rawRepresentation)
         case .ed25519(let ed): members = ["kty": "OKP", "crv": "Ed25519", "x": .string(Base64URL.encode(ed.rawRepresentation))]
         }
-        keyType = members["kty"]?.stringValue ?? ""
-        curve = members["crv"]?.stringValue
         if let keyID { members["kid"] = .string(keyID) }
         if let algorithm { members["alg"] = .string(algorithm.rawValue) }
         members["use"] = "sig"
-        self.members = members
+        storage = Storage(
+            keyType: members["kty"]?.stringValue ?? "", curve: members["crv"]?.stringValue, keyID: keyID, use: "sig",
+            algorithm: algorithm, keyOperations: nil, members: members, key: key)
     }
 
     private static func ecMembers(_ curve: String, _ raw: Data) -> [String: JSONValue] {
@@ -248,7 +271,7 @@ package enum JOSEJSON {
     ///   parser (an escaped or non-ASCII member name, very many members); `found` has then
     ///   been called with the object's values. `nil` otherwise.
     package static func members(
-        _ bytes: some ContiguousBytes, named names: JSONMemberNames, what: String, found: (Int, JSONValue) -> Void
+        _ bytes: some ContiguousBytes, named names: JSONMemberNames, what: String, found: (Int, consuming JSONValue) -> Void
     ) throws(JOSEError) -> [String: JSONValue]? {
         let scanned: Result<Bool, StrictJSON.Failure> = bytes.withUnsafeBytes { document in
             do throws(StrictJSON.Failure) {

@@ -56,7 +56,7 @@ package enum StrictJSON {
     /// caller then parses the document with ``parseObject(_:)``, which decides. `found` may
     /// have been called before a failure or a `false`; such values must be discarded.
     package static func scanObject(
-        _ bytes: UnsafeRawBufferPointer, select: (UnsafeRawBufferPointer) -> Int?, found: (Int, JSONValue) -> Void
+        _ bytes: UnsafeRawBufferPointer, select: (UnsafeRawBufferPointer) -> Int?, found: (Int, consuming JSONValue) -> Void
     ) throws(Failure) -> Bool {
         let result: Result<Bool, Failure> = withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: maximumScannedMembers) { names in
             var parser = Parser(bytes: bytes)
@@ -125,7 +125,7 @@ package enum StrictJSON {
         /// The pass of ``StrictJSON/scanObject(_:select:found:)``; `names` holds the byte
         /// ranges of the member names read so far.
         mutating func scanObject(
-            names: UnsafeMutableBufferPointer<Range<Int>>, select: (UnsafeRawBufferPointer) -> Int?, found: (Int, JSONValue) -> Void
+            names: UnsafeMutableBufferPointer<Range<Int>>, select: (UnsafeRawBufferPointer) -> Int?, found: (Int, consuming JSONValue) -> Void
         ) throws(Failure) -> Bool {
             skipWhitespace()
             guard current == UInt8(ascii: "{") else { return false }

@@ -141,7 +141,7 @@ public struct IDTokenClaims: StandardClaims, Sendable, Hashable {
         var iss, sub, aud, exp, iat, authTime, nonce, azp, atHash, cHash: JSONValue?
 
         /// Sets the member at `slot`.
-        mutating func set(_ slot: Int, _ value: JSONValue) {
+        mutating func set(_ slot: Int, _ value: consuming JSONValue) {
             switch slot {
             case 0: iss = value
             case 1: sub = value

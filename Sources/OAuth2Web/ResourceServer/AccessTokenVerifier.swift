@@ -85,10 +85,8 @@ public struct AccessTokenVerifier: Sendable {
 
         /// Reads a JWS payload.
         init(payload: [UInt8]) throws(JOSEError) {
-            var claims = Claims()
-            let parsed = try JOSEJSON.members(payload, named: Self.names, what: "claims set") { slot, value in claims.set(slot, value) }
-            claims.raw = parsed.map { LazyJSONObject.make($0) } ?? LazyJSONObject.make(checkedBytes: payload)
-            self = claims
+            let parsed = try JOSEJSON.members(payload, named: Self.names, what: "claims set") { slot, value in self.set(slot, value) }
+            raw = parsed.map { LazyJSONObject.make($0) } ?? LazyJSONObject.make(checkedBytes: payload)
         }
 
         /// Reads a claims set already decoded.
@@ -99,7 +97,7 @@ public struct AccessTokenVerifier: Sendable {
             raw = LazyJSONObject.make(object)
         }
 
-        mutating func set(_ slot: Int, _ value: JSONValue) {
+        mutating func set(_ slot: Int, _ value: consuming JSONValue) {
             switch slot {
             case 0: iss = value
             case 1: aud = value

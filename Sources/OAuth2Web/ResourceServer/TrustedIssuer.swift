@@ -48,17 +48,37 @@ public struct TrustedIssuer: Sendable {
     }
 
     /// The `iss` the tokens carry, compared exactly.
-    public let issuer: String
+    public var issuer: String { storage.issuer }
     /// The audiences that name this API: a token's `aud` must contain at least one.
-    public let audiences: Set<String>
+    public var audiences: Set<String> { storage.audiences }
     /// Where the keys come from.
-    public let keys: KeySource
+    public var keys: KeySource { storage.keys }
     /// The signature algorithms accepted: asymmetric ones only. `none` and the HMAC
     /// algorithms are removed whatever is configured: a resource server holds no secret
     /// shared with the issuer, and an HMAC "verified" with a public key proves nothing.
-    public let allowedAlgorithms: [JWSAlgorithm]
+    public var allowedAlgorithms: [JWSAlgorithm] { storage.allowedAlgorithms }
     /// The clock tolerance for `exp`, `nbf` and `iat`, in seconds.
-    public let leeway: TimeInterval
+    public var leeway: TimeInterval { storage.leeway }
+
+    private let storage: Storage
+
+    /// The settings in one object: the verifier looks an issuer up for every token, and a
+    /// copy then costs one reference count, not one per setting.
+    private final class Storage: Sendable {
+        let issuer: String
+        let audiences: Set<String>
+        let keys: KeySource
+        let allowedAlgorithms: [JWSAlgorithm]
+        let leeway: TimeInterval
+
+        init(issuer: String, audiences: Set<String>, keys: KeySource, allowedAlgorithms: [JWSAlgorithm], leeway: TimeInterval) {
+            self.issuer = issuer
+            self.audiences = audiences
+            self.keys = keys
+            self.allowedAlgorithms = allowedAlgorithms
+            self.leeway = leeway
+        }
+    }
 
     /// The default algorithms: RS256 (which RFC 9068 §4 requires), PS256, ES256, EdDSA and
     /// the larger RSA and EC ones.
@@ -76,10 +96,8 @@ public struct TrustedIssuer: Sendable {
         issuer: String, audiences: Set<String>, keys: KeySource, allowedAlgorithms: [JWSAlgorithm] = TrustedIssuer.defaultAlgorithms,
         leeway: TimeInterval = 60
     ) {
-        self.issuer = issuer
-        self.audiences = audiences
-        self.keys = keys
-        self.allowedAlgorithms = allowedAlgorithms.filter { JWSAlgorithm.asymmetric.contains($0) }
-        self.leeway = leeway
+        storage = Storage(
+            issuer: issuer, audiences: audiences, keys: keys, allowedAlgorithms: allowedAlgorithms.filter { JWSAlgorithm.asymmetric.contains($0) },
+            leeway: leeway)
     }
 }
