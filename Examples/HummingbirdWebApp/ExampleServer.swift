@@ -117,7 +117,7 @@ enum ExampleServer {
         signedIn.get("/profile") { _, context in Pages.profile(context.webUser!) }
         signedIn.get("/api/userinfo") { _, context in try await userInfo(context.webUser!, client: signIn.client, logger: context.logger) }
 
-        // An API for other clients: the provider's access token as a bearer (or DPoP) token.
+        // An API for other clients: the provider's access token as a bearer token.
         router.group("/api/bearer")
             .add(middleware: ResourceServerMiddleware(resourceServer))
             .get("whoami") { _, context in try tokenInfo(context.accessToken!) }

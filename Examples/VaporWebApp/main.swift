@@ -1,6 +1,7 @@
 // The example web app on Vapor: OpenID Connect sign-in with server-side sessions, a page
-// that needs a signed-in user, and an API route that calls the provider's UserInfo with the
-// user's access token (refreshed when needed).
+// that needs a signed-in user, an API route that calls the provider's UserInfo with the
+// user's access token (refreshed when needed), and an API route for other clients that
+// accepts the provider's access tokens as bearer tokens, checked at its introspection endpoint.
 //
 //   swift run --traits Vapor oauth2-web-example-vapor
 //
@@ -59,6 +60,9 @@ if let issuer = environment["OAUTH2_EXAMPLE_ISSUER"].flatMap(URL.init(string:)) 
     FileHandle.standardError.write(Data("embedded provider: \(provider.issuer.absoluteString) (user \(TestProvider.Demo.username))\n".utf8))
 }
 let signIn = WebSignIn(client: client, configuration: configuration)
+// The bearer-protected API checks the provider's (opaque) access tokens at its introspection
+// endpoint, with the app's own client credentials.
+let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client))
 
 var logger = Logger(label: "oauth2-web-example-vapor")
 logger.logLevel = .info
@@ -101,6 +105,17 @@ signedIn.get("api", "userinfo") { request in
     let info = try await client.userInfo(for: try await user.tokens.freshTokens())
     let body = try JSONEncoder().encode(info.claims)
     return Response(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: .init(data: body))
+}
+
+// An API for other clients: the provider's access token as a bearer token.
+app.grouped(BearerTokenMiddleware(resourceServer)).get("api", "bearer", "whoami") { request in
+    guard let token = request.accessToken else { throw Abort(.unauthorized) }
+    var claims: [String: JSONValue] = ["scope": .string(token.scopes.sorted().joined(separator: " "))]
+    if let subject = token.subject { claims["sub"] = .string(subject) }
+    if let clientID = token.clientID { claims["client_id"] = .string(clientID) }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return Response(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: .init(data: try encoder.encode(claims)))
 }
 
 /// Starts the server and says so on stdout.

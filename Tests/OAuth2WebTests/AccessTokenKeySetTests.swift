@@ -77,6 +77,26 @@ import Testing
         await gate.arrived()
     }
 
+    @Test func anUnknownKidIsRefusedAtOnceWhenTheEndpointAnswers500() async throws {
+        let down = Locked(false)
+        let transport = RecordingTransport { _, _ in
+            down.withLock { $0 } ? jsonResponse(500, #"{"error":"server_error"}"#) : Self.keySetResponse([TestIssuer.ecKey])
+        }
+        let verifier = TestIssuer.verifier(keys: try keySource(transport), date: date)
+        _ = try await verifier.verify(TestIssuer.token())
+        down.withLock { $0 = true }
+        // One refetch, answered 500: the token is refused as naming no known key (not as the
+        // issuer being unavailable: its keys are known), and the known keys still verify.
+        let error = await refusal { () async throws(AccessTokenError) in try await verifier.verify(TestIssuer.token(key: TestIssuer.rotatedKey)) }
+        #expect(error?.code == .invalidToken)
+        #expect(error?.reason == .jose(.keyNotFound))
+        #expect(transport.count == 2)
+        #expect(try await verifier.verify(TestIssuer.token()).subject == "user-1")
+        // Within the cooldown a second unknown kid does not ask the failing endpoint again.
+        _ = await refusal { () async throws(AccessTokenError) in try await verifier.verify(TestIssuer.token(key: TestIssuer.rotatedKey)) }
+        #expect(transport.count == 2)
+    }
+
     @Test func cachedKeysStillVerifyWhileTheEndpointIsDown() async throws {
         let down = Locked(false)
         let transport = RecordingTransport { _, _ in

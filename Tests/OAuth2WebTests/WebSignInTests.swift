@@ -163,12 +163,37 @@ struct WebSignInTests {
                 username: TestProvider.Demo.username, password: TestProvider.Demo.password, subject: TestProvider.Demo.subject,
                 claims: ["name": .string(String(repeating: "n", count: 6000)), "email": "demo@example.com"]))
             let browser = Browser()
-            try await app.signIn(browser)
+            let callback = try await app.signIn(browser)
             let user = try #require(Self.user(await app.user(browser)))
             #expect(try await user.tokens.freshTokens().idToken?.utf8.count ?? 0 > 6000)
+            // The header the app sends, and the same cookie with Secure (an HTTPS app's).
+            let setCookie = try #require(callback.headerFields[values: .setCookie].first { $0.hasPrefix("oauth2-session=") })
+            #expect(setCookie.utf8.count < 200, "\(setCookie.utf8.count) bytes")
+            #expect((setCookie + "; Secure").utf8.count < 200)
             let cookie = try #require(browser.cookies["oauth2-session"])
-            #expect("oauth2-session=\(cookie); Path=/; Max-Age=604800; HttpOnly; SameSite=Lax; Secure".utf8.count < 200)
             #expect(WebCookies.isWellFormedID(cookie))
+        }
+    }
+
+    /// Behind a proxy the `Host` header is whatever the client sent: the redirect URI and
+    /// where the browser lands after sign-in come from the configured public URL only.
+    @Test("A hostile Host header changes neither the redirect URI nor where sign-in lands")
+    func hostileHost() async throws {
+        try await Self.withApp { app in
+            let browser = Browser()
+            var login = browser.request(.get, "/auth/login?returnTo=%2Forders")
+            login.authority = "evil.example"  // what HTTP/1.1 calls Host
+            let start = await app.send(browser, login)
+            let authorize = try #require(start.headerFields[.location].flatMap(URL.init(string:)))
+            let query = Dictionary(uniqueKeysWithValues: (URLComponents(url: authorize, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            #expect(query["redirect_uri"] == "http://127.0.0.1:8000/auth/callback")
+            #expect(!authorize.absoluteString.contains("evil.example"))
+
+            var callback = browser.request(.get, try await app.atProvider(start))
+            callback.authority = "evil.example"
+            let landed = await app.send(browser, callback)
+            #expect(landed.status == .seeOther)
+            #expect(landed.headerFields[.location] == "http://127.0.0.1:8000/orders")
         }
     }
 

@@ -75,7 +75,7 @@ public struct AccessTokenVerifier: Sendable {
     /// The claims the checks read, taken from the payload in one pass that checks the whole
     /// claims set as strictly as `JWS.claims()` does (the same errors); the whole set is
     /// decoded only when ``VerifiedAccessToken/claims`` is first read.
-    package struct Claims {
+    package struct Claims: ~Copyable {
         static let names: JSONMemberNames = ["iss", "aud", "exp", "nbf", "iat", "sub", "client_id", "jti", "scope", "cnf"]
         var iss, aud, exp, nbf, iat, sub, clientID, jti, scope, cnf: JSONValue?
         /// The whole set (both initialisers set it).
@@ -183,7 +183,7 @@ public struct AccessTokenVerifier: Sendable {
         try check(Claims(claims), issuer: issuer, now: now)
     }
 
-    static func check(_ claims: Claims, issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
+    static func check(_ claims: borrowing Claims, issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
         let leeway = issuer.leeway
         let audience: AudienceStorage
         let addressed: Bool
