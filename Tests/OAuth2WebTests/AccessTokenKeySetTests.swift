@@ -77,7 +77,9 @@ import Testing
         await gate.arrived()
     }
 
-    @Test func anUnknownKidIsRefusedAtOnceWhenTheEndpointAnswers500() async throws {
+    /// A verifier that fetched the issuer's set (one key) and verified a token with it; from
+    /// then on its JWKS endpoint answers 500.
+    func verifierWhoseEndpointWentDown() async throws -> (verifier: AccessTokenVerifier, transport: RecordingTransport) {
         let down = Locked(false)
         let transport = RecordingTransport { _, _ in
             down.withLock { $0 } ? jsonResponse(500, #"{"error":"server_error"}"#) : Self.keySetResponse([TestIssuer.ecKey])
@@ -85,6 +87,11 @@ import Testing
         let verifier = TestIssuer.verifier(keys: try keySource(transport), date: date)
         _ = try await verifier.verify(TestIssuer.token())
         down.withLock { $0 = true }
+        return (verifier, transport)
+    }
+
+    @Test func anUnknownKidIsRefusedAtOnceWhenTheEndpointAnswers500() async throws {
+        let (verifier, transport) = try await verifierWhoseEndpointWentDown()
         // One refetch, answered 500: the token is refused as naming no known key (not as the
         // issuer being unavailable: its keys are known), and the known keys still verify.
         let error = await refusal { () async throws(AccessTokenError) in try await verifier.verify(TestIssuer.token(key: TestIssuer.rotatedKey)) }
@@ -98,13 +105,7 @@ import Testing
     }
 
     @Test func cachedKeysStillVerifyWhileTheEndpointIsDown() async throws {
-        let down = Locked(false)
-        let transport = RecordingTransport { _, _ in
-            down.withLock { $0 } ? jsonResponse(500, #"{"error":"server_error"}"#) : Self.keySetResponse([TestIssuer.ecKey])
-        }
-        let verifier = TestIssuer.verifier(keys: try keySource(transport), date: date)
-        _ = try await verifier.verify(TestIssuer.token())
-        down.withLock { $0 = true }
+        let (verifier, _) = try await verifierWhoseEndpointWentDown()
         date.advance(by: 600)  // the cached set expired ten minutes ago
         #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
         #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
