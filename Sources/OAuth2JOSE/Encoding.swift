@@ -73,7 +73,7 @@ package enum Base64URL {
     package static func decodeData(_ input: UnsafeRawBufferPointer) -> Data? {
         if input.count % 4 == 1 { return nil }
         let count = input.count * 3 / 4
-        guard count > 0 else { return decode(input, into: UnsafeMutableRawBufferPointer(start: nil, count: 0)) ? Data() : nil }
+        guard count > 0 else { return Data() }  // no characters (one alone was refused above)
         // Decoded into a buffer that `Data` then owns: no zero-filling first, no copy after.
         guard let memory = malloc(count) else { return nil }
         guard decode(input, into: UnsafeMutableRawBufferPointer(start: memory, count: count)) else {
