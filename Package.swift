@@ -447,7 +447,10 @@ let package = Package(
             name: "OAuth2IntegrationTests",
             dependencies: [
                 "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2TestSupport",
+                // The resource server's checks, fed real providers' tokens.
+                "OAuth2Web", "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strictSettings
         ),
