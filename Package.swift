@@ -446,8 +446,11 @@ let package = Package(
         .testTarget(
             name: "OAuth2IntegrationTests",
             dependencies: [
-                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2TestSupport", "OAuth2Web",
+                "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2TestSupport",
+                // The web sign-in and the resource server's checks, against real providers.
+                "OAuth2Web", "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strictSettings
         ),

@@ -10,7 +10,8 @@
 # Issuer http://127.0.0.1:8000/o; RFC 8414 metadata also at the origin root. User alice/alice-pw;
 # one grant type per client (a DOT rule): code-conf/code-conf-secret, code-public (PKCE is
 # required), cc/cc-secret, pw/pw-secret (password), fleet/fleet-secret (password; the fleet tests
-# count its refreshes), device (public, device flow), webapp/webapp-secret (the web example app
+# count its refreshes), device (public, device flow), orders-api/orders-api-secret (the API of
+# the resource server tests: it introspects), webapp/webapp-secret (the web example app
 # of the browser journeys, at $DOT_WEBAPP_URL; user carol/carol-pw). Refresh tokens rotate
 # (DOT's default). Its pages for a browser: /accounts/login/ (Django's login form, the
 # template below), /o/authorize/ (consent), /o/logout/ (RP-initiated logout).
@@ -90,6 +91,7 @@ mk("$CC_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_CLIENT_CREDENTIALS, "$CC_SECRET")
 mk("$PW_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$PW_SECRET")
 mk("$FLEET_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$FLEET_SECRET")
 mk("$DEVICE_ID", A.CLIENT_PUBLIC, A.GRANT_DEVICE_CODE)
+mk("$API_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_CLIENT_CREDENTIALS, "$API_SECRET")   # the resource server tests' API
 # The web example app of the browser journeys, signed in to by its own user (see lib.sh), on
 # DOT's real pages: the login form, then the consent page every time (skip_authorization off).
 get_user_model().objects.create_user("$WEB_USER", "carol@example.com", "$WEB_PASSWORD", first_name="Carol")

@@ -9,6 +9,7 @@
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
 # JWT-authenticating clients, the implicit-grant client implicit-public, the web example app's
 # client webapp/webapp-secret and the oidc-nonce, oidc-par, oidc-reg and oidc-short instances.
+# Tokens of scope read may be asked for the API $GLEWLWYD_RESOURCE (RFC 8707 `resource`).
 # Serves its own login page ($B/login.html, where the authorization endpoint sends a browser)
 # from a copy of the webapp. State: $STATE/glewlwyd.
 set -euo pipefail
@@ -54,7 +55,7 @@ client() {  # id secret confidential authorization-types-json
 # private_key_jwt keys, encrypted tokens, DPoP-bound clients, per-client refresh rotation,
 # logout channels. Reads the signing key from key.pem and pub.pem in the working directory.
 oidc_params() {
-  jq -n --rawfile key key.pem --rawfile cert pub.pem --arg iss "$1" '{
+  jq -n --rawfile key key.pem --rawfile cert pub.pem --arg iss "$1" --arg resource "$GLEWLWYD_RESOURCE" '{
     iss:$iss, "jwt-type":"rsa", "jwt-key-size":"256", key:$key, cert:$cert, "jwks-show":true,
     "access-token-duration":3600, "refresh-token-duration":1209600, "code-duration":600, "refresh-token-rolling":true,
     "allow-non-oidc":true, "auth-type-code-enabled":true, "auth-type-token-enabled":true, "auth-type-id-token-enabled":true,
@@ -68,6 +69,9 @@ oidc_params() {
     "oauth-par-allowed":true, "oauth-par-required":false, "oauth-par-request_uri-prefix":"urn:ietf:params:oauth:request_uri:",
     "oauth-par-duration":90, "oauth-dpop-allowed":true, "oauth-dpop-iat-duration":60, "oauth-dpop-iat-gap-duration":5,
     "oauth-as-iss-id":true, "request-parameter-allow":true, "name-claim":"on-demand", "email-claim":"on-demand",
+    # Resource indicators (RFC 8707): a token asked for with resource=$GLEWLWYD_RESOURCE (scope
+    # read) names that API in its aud; without one, aud is the granted scope list, one string.
+    "resource-allowed":true, "resource-scope":{"read":[$resource]},
     # extra
     "client-pubkey-parameter":"pubkey", "client-jwks-parameter":"jwks", "client-jwks_uri-parameter":"jwks_uri",
     "request-parameter-allow-encrypted":true, "request-maximum-exp":3600,

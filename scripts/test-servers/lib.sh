@@ -40,6 +40,9 @@ CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC
 PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device
 # DOT only: the fleet tests' own password client, so that the refreshes counted in DOT's database are theirs.
 FLEET_ID=fleet FLEET_SECRET=fleet-secret
+# DOT only: the resource server tests' API, which introspects tokens with credentials of its own
+# (DOT lets any confidential client introspect; this one holds no grant a user would use).
+API_ID=orders-api API_SECRET=orders-api-secret
 # Glewlwyd only: clients that authenticate with JWTs (RFC 7523 §2.2), the public keys of the
 # private_key_jwt client (its private keys are test fixtures), and the two extra OIDC
 # instances of the same server: one demands DPoP nonces, one pushed authorization requests.
@@ -55,6 +58,9 @@ IMPLICIT_ID=implicit-public
 # An OIDC instance whose access tokens live 2 s: once one has expired, an implicit sign-in
 # there (no refresh token) means signing in again.
 GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
+# Glewlwyd only: the API (RFC 8707 resource) that tokens of scope read may be asked for; the
+# resource server tests verify such tokens with it as their audience. Never fetched.
+GLEWLWYD_RESOURCE=https://api.example.test/orders
 
 # The web example app of the browser journeys (Examples/HummingbirdWebApp, run by
 # WebAppJourneyTests), as a confidential client `webapp` of Glewlwyd, of DOT and of LemonLDAP::NG.
