@@ -9,9 +9,11 @@ extension Integration {
     /// as a person uses it, in headless Chromium, against the real providers: sign-in on the
     /// provider's own login page, the app's pages with the session, sign-out through the
     /// provider's end-session page, and the provider ending the session by back-channel
-    /// logout (Glewlwyd) or front-channel logout (LemonLDAP::NG).
+    /// logout (Glewlwyd, and the embedded test provider the app runs when no provider is
+    /// configured) or front-channel logout (LemonLDAP::NG).
     /// The app runs as a child process, configured only by its environment, on the port the
-    /// provider has its redirect, post-logout and back-channel logout URIs registered for.
+    /// provider has its redirect, post-logout and back-channel logout URIs registered for (with
+    /// its embedded provider: any free port, registered by the app itself).
     @Suite struct WebAppJourneys {
         @Test("Glewlwyd: sign in on its login page, the profile and UserInfo, sign out through its end-session page")
         func glewlwydSignInAndOut() async throws {
@@ -43,7 +45,7 @@ extension Integration {
                 for name in ["GLEWLWYD2_SESSION_ID", "GLWD_OIDC_SID"] {
                     browser.setCookie(name, try #require(try chromium.cookie(name)))
                 }
-                let (ended, _) = try await browser.send(.delete, app.server.issuer.appendingPathComponent("session/\(sid)"))
+                let (ended, _) = try await browser.send(.delete, app.issuer.appendingPathComponent("session/\(sid)"))
                 #expect(ended.status == .ok, "Glewlwyd ended its session")
 
                 // Glewlwyd sends the logout token from a thread of its own: wait for its effect.
@@ -77,13 +79,13 @@ extension Integration {
 
                 // What a person does at the portal: its logout link. Its page loads each
                 // signed-in relying party's front-channel logout URI in a frame.
-                let portalLogout = URL(string: app.server.issuer.absoluteString + "/?logout=1")!
+                let portalLogout = URL(string: app.issuer.absoluteString + "/?logout=1")!
                 let walk = try #require(await chromium.walk([.visit(portalLogout), .text("portal-logout")], name: "portal-logout"))
                 let frontChannel = walk.frames.filter { $0.url.port == app.base.port && $0.url.path == "/auth/frontchannel-logout" }
                 try #require(frontChannel.count == 1, "the portal's logout page framed the app's front-channel logout URI once: \(walk.frames.map(\.url))")
                 #expect(frontChannel[0].status == 200, "the app answered the frame")
                 let query = URLComponents(url: frontChannel[0].url, resolvingAgainstBaseURL: false)?.queryItems ?? []
-                #expect(query.first { $0.name == "iss" }?.value == app.server.issuer.absoluteString, "the frame names the issuer")
+                #expect(query.first { $0.name == "iss" }?.value == app.issuer.absoluteString, "the frame names the issuer")
                 #expect(query.first { $0.name == "sid" }?.value?.isEmpty == false, "the frame names the provider's session")
 
                 // The frame is same-site (127.0.0.1, another port): its answer reached the
@@ -91,6 +93,37 @@ extension Integration {
                 #expect(try chromium.cookie(WebApp.sessionCookie) == nil, "the frame's answer cleared the app's cookie in Chromium")
                 // The frame ended the app's session (from iss and sid): the old cookie is refused.
                 try app.expectSignInRedirect(try await app.profile(session: session).0, "the old session cookie after the portal's logout")
+            }
+        }
+
+        /// The app run without a provider starts the embedded test provider (OAuth2Testing) in
+        /// its own process and registers itself there, back-channel logout URI included. The
+        /// provider signs its demo user in without a page, and keeps its session in a cookie of
+        /// its own; the user signs out **at the provider** (its end-session page, opened in the
+        /// browser with that cookie, no ID token): the provider POSTs a logout token to the
+        /// app, waits for its answer, shows "signed out", and the app's session is over.
+        @Test("The embedded test provider: sign in, sign out at its end-session page; its logout token ends the app's session (back-channel logout)")
+        func embeddedProviderBackChannelLogout() async throws {
+            try await WebApp(.embedded).run(name: "back-channel-logout") { chromium, app in
+                let at = try #require(await chromium.journey([.open(app.url("/profile")), .text("profile")], name: "sign-in"))
+                #expect(at == [app.url("/profile")])
+                // TestProvider.Demo's user (this target does not link OAuth2Testing).
+                #expect(try chromium.text("profile").components(separatedBy: "\n").contains("demo-user-0001"), "the profile page shows the demo user")
+                let session = try #require(try chromium.cookie(WebApp.sessionCookie), "the app set its session cookie")
+                #expect(try await app.profile(session: session).0.status == .ok, "signed in: the app's session works outside the browser too")
+                #expect(try chromium.cookie(WebApp.embeddedProviderCookie) != nil, "the provider keeps its session in the browser")
+
+                // What a person does at the provider: its end-session page, with the browser's cookies only.
+                let endSession = app.issuer.appendingPathComponent("end_session")
+                let walk = try #require(await chromium.walk([.visit(endSession), .text("provider-signed-out")], name: "provider-sign-out"))
+                #expect(walk.at == [endSession], "the provider shows its own page")
+                #expect(try chromium.text("provider-signed-out").contains("You are signed out."))
+                #expect(try chromium.cookie(WebApp.embeddedProviderCookie) == nil, "the provider removed its session cookie")
+
+                // The provider answered the page after the app answered its logout token: the
+                // session is over now, although the browser still holds the app's cookie.
+                #expect(try chromium.cookie(WebApp.sessionCookie) == session, "the back channel does not touch the browser")
+                try app.expectSignInRedirect(try await app.profile(session: session).0, "the provider's logout token ended the app's session")
             }
         }
 
@@ -138,18 +171,25 @@ extension Integration {
 struct WebApp {
     /// The name of the app's session cookie.
     static let sessionCookie = "oauth2-session"
+    /// The name of the embedded test provider's session cookie (OAuth2Testing).
+    static let embeddedProviderCookie = "oauth2-test-provider-sid"
 
-    /// The providers where the app is registered (client `webapp`).
+    /// The providers where the app is registered (client `webapp`), or the embedded one.
     enum Provider: String {
         case glewlwyd
         case dot
         case lemonldap
+        /// No provider configured: the app starts the embedded test provider (OAuth2Testing)
+        /// on a free port and registers itself there; its issuer is known once the app runs.
+        case embedded
 
-        var issuer: URL {
+        /// The issuer; `nil` for the embedded provider.
+        var issuer: URL? {
             switch self {
             case .glewlwyd: JourneyServer.glewlwyd.issuer
             case .dot: JourneyServer.dot.issuer
             case .lemonldap: JourneyServer.lemonldap.issuer
+            case .embedded: nil
             }
         }
     }
@@ -166,7 +206,10 @@ struct WebApp {
 
     let server: Provider
     let framework: Framework
-    let base: URL
+    /// The app's public URL (with the embedded provider: port 0 until the app runs).
+    private(set) var base: URL
+    /// The provider's issuer (with the embedded provider: known once the app runs).
+    private(set) var issuer: URL
     let clientID: String
     let clientSecret: String
     let user: (name: String, password: String)
@@ -191,7 +234,15 @@ struct WebApp {
             clientID = Server.env("OAUTH2_TEST_LEMONLDAP_WEBAPP_ID", "webapp")
             clientSecret = Server.env("OAUTH2_TEST_LEMONLDAP_WEBAPP_SECRET", "webapp-secret")
             user = (Server.username, Server.password)
+        case .embedded:
+            // Any free port; the app registers its own client (and secret) at its provider.
+            base = URL(string: "http://127.0.0.1:0")!
+            clientID = ""
+            clientSecret = ""
+            // The provider signs its demo user in without a page: nothing is typed.
+            user = (Server.username, Server.password)
         }
+        issuer = server.issuer ?? base
     }
 
     func url(_ path: String) -> URL { URL(string: base.absoluteString + path)! }
@@ -212,22 +263,41 @@ struct WebApp {
     /// its own (`web-<server>-<name>`), and stops the app (also when `body` throws); the app's
     /// log (debug level) is kept beside the browser's, as `app.log`.
     func run(name: String, _ body: (Chromium) async throws -> Void) async throws {
+        try await run(name: name) { chromium, _ in try await body(chromium) }
+    }
+
+    /// ``run(name:_:)`` with the running app: with the embedded provider, its address and its
+    /// provider's issuer are known only then.
+    func run(name: String, _ body: (Chromium, WebApp) async throws -> Void) async throws {
         let chromium = try Chromium(name: "web-\(server.rawValue)-\(framework.rawValue)-\(name)")
         var environment = ProcessInfo.processInfo.environment
         environment["LOG_LEVEL"] = "debug"
-        environment["OAUTH2_EXAMPLE_ISSUER"] = server.issuer.absoluteString
-        environment["OAUTH2_EXAMPLE_CLIENT_ID"] = clientID
-        environment["OAUTH2_EXAMPLE_CLIENT_SECRET"] = clientSecret
         environment["OAUTH2_EXAMPLE_HOST"] = base.host
         environment["OAUTH2_EXAMPLE_PORT"] = base.port.map(String.init)
-        environment["OAUTH2_EXAMPLE_PUBLIC_URL"] = base.absoluteString
+        if let issuer = server.issuer {
+            environment["OAUTH2_EXAMPLE_ISSUER"] = issuer.absoluteString
+            environment["OAUTH2_EXAMPLE_CLIENT_ID"] = clientID
+            environment["OAUTH2_EXAMPLE_CLIENT_SECRET"] = clientSecret
+            environment["OAUTH2_EXAMPLE_PUBLIC_URL"] = base.absoluteString
+        } else {
+            for name in ["OAUTH2_EXAMPLE_ISSUER", "OAUTH2_EXAMPLE_CLIENT_ID", "OAUTH2_EXAMPLE_CLIENT_SECRET", "OAUTH2_EXAMPLE_PUBLIC_URL"] {
+                environment[name] = nil
+            }
+        }
         let app = try RunningWorker.start([], environment: environment, executable: try executable())
-        IntegrationLog.record(server.rawValue, variant: "web-app")
+        if server != .embedded { IntegrationLog.record(server.rawValue, variant: "web-app") }
         let result: Result<Void, any Error>
         do {
             let line = try await app.waitForLine(startingWith: "LISTENING ", timeout: .seconds(60))
-            #expect(line == "LISTENING \(base.absoluteString)")
-            try await body(chromium)
+            var running = self
+            if server == .embedded {
+                running.base = try #require(URL(string: String(line.dropFirst("LISTENING ".count))), "\(line)")
+                #expect(running.base.host == base.host && running.base.port != 0, "\(line)")
+                running.issuer = try await running.embeddedIssuer()
+            } else {
+                #expect(line == "LISTENING \(base.absoluteString)")
+            }
+            try await body(chromium, running)
             result = .success(())
         } catch {
             result = .failure(error)
@@ -241,6 +311,16 @@ struct WebApp {
         try result.get()
     }
 
+    /// The embedded provider's issuer: where the app sends a browser without a session to
+    /// sign in (`<issuer>/authorize?…`).
+    private func embeddedIssuer() async throws -> URL {
+        let (answer, _) = try await Browser().get(url("/profile"))
+        #expect(answer.status.code == 303)
+        let location = try #require(answer.headerFields[.location], "the app sends the browser to sign in")
+        let authorize = try #require(location.range(of: "/authorize?"), "to the provider's authorization endpoint: \(location)")
+        return try #require(URL(string: String(location[..<authorize.lowerBound])), "\(location)")
+    }
+
     /// A plain GET of the profile page with `session` as the session cookie (no redirect followed).
     func profile(session: String) async throws -> (HTTPResponse, Data) {
         let browser = Browser()
@@ -252,6 +332,6 @@ struct WebApp {
     func expectSignInRedirect(_ answer: HTTPResponse, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(answer.status.code == 303, comment, sourceLocation: sourceLocation)
         let location = answer.headerFields[.location] ?? ""
-        #expect(location.hasPrefix(server.issuer.absoluteString), "to the provider: \(location)", sourceLocation: sourceLocation)
+        #expect(location.hasPrefix(issuer.absoluteString + "/"), "to the provider: \(location)", sourceLocation: sourceLocation)
     }
 }

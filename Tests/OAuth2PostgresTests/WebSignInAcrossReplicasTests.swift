@@ -112,9 +112,17 @@ struct WebSignInAcrossReplicasTests {
         return (request, Array("logout_token=\(token)".utf8))
     }
 
+    /// A back-channel logout endpoint's answer to a replayed logout token: 400 `invalid_request`.
+    static func expectReplayRefused(_ answer: WebResponse?, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let answer = try #require(answer, comment, sourceLocation: sourceLocation)
+        #expect(answer.status == .badRequest, comment, sourceLocation: sourceLocation)
+        let error = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+        #expect(error?["error"] as? String == "invalid_request", comment, sourceLocation: sourceLocation)
+    }
+
     // MARK: Tests
 
-    @Test("Signed in on A, completed on B, known on A; a back-channel logout at A ends it on B, and B refuses the same logout token")
+    @Test("Signed in on A, completed on B, known on A; a back-channel logout at A ends it on B, and both refuse the same logout token; the same the other way round")
     func signInAndBackChannelLogoutAcrossReplicas() async throws {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("webfleet")
@@ -163,11 +171,31 @@ struct WebSignInAcrossReplicasTests {
                     // B's cache of the token row goes when B's listener hears of the removal.
                     try await PostgresFixture.eventually("B hears that the tokens were removed") { try await b.store.load(tokenKey) == nil }
 
-                    // The same logout token at B: a replay, refused (the replay store is shared).
-                    let atB = try #require(await b.signIn.handle(logout, body: body))
-                    #expect(atB.status == .badRequest)
-                    let error = try JSONSerialization.jsonObject(with: Data(atB.body)) as? [String: Any]
-                    #expect(error?["error"] as? String == "invalid_request")
+                    // The same logout token at B, and again at A: a replay, refused by each (the
+                    // replay store is shared; A's own memory is not what refuses it at B).
+                    try Self.expectReplayRefused(await b.signIn.handle(logout, body: body), "at B")
+                    try Self.expectReplayRefused(await a.signIn.handle(logout, body: body), "at A")
+
+                    // The other way round: a second sign-in (a provider session of its own), its
+                    // logout token delivered at B first, then replayed at A.
+                    let second = try await Self.signIn(provider, start: b, finish: a)
+                    let secondCookies = [Self.configuration.cookieName: second]
+                    let secondUser = try #require(Self.user(await b.signIn.authorize(Self.request("/orders", cookies: secondCookies))))
+                    let secondSID = try #require(secondUser.record.providerSessionID)
+                    #expect(secondSID != sid)
+                    #expect(try await Self.user(a.signIn.authorize(Self.request("/orders", cookies: secondCookies)))?.record == secondUser.record)
+                    let secondToken = try provider.logoutToken(clientID: Self.clientID, subject: nil, sessionID: secondSID)
+                    let (secondLogout, secondBody) = Self.logoutRequest(secondToken)
+                    #expect(try #require(await b.signIn.handle(secondLogout, body: secondBody)).status == .ok)
+                    guard case .denied = await a.signIn.authorize(Self.request("/orders", cookies: secondCookies)) else {
+                        Issue.record("A still knows the second session after its back-channel logout at B")
+                        return
+                    }
+                    #expect(try await WebSessionStoreTests.count(database, "\(schema).oauth2_web_sessions") == 0)
+                    try Self.expectReplayRefused(await a.signIn.handle(secondLogout, body: secondBody), "the second token at A")
+                    try Self.expectReplayRefused(await b.signIn.handle(secondLogout, body: secondBody), "the second token at B")
+                    // The first token, a third time, still refused: replays are remembered for the token's lifetime.
+                    try Self.expectReplayRefused(await b.signIn.handle(logout, body: body), "the first token at B again")
                 }
             }
         }

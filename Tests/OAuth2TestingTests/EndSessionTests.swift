@@ -1,6 +1,9 @@
 import Foundation
+import HTTPTypes
 import OAuth2
+import OAuth2TestSupport
 import OAuth2Testing
+import OAuth2Web
 import Testing
 
 @Suite("RP-initiated logout")
@@ -63,6 +66,69 @@ struct EndSessionTests {
             let logout = try client.endSessionRequest(EndSessionOptions(idTokenHint: tokens.idToken))
             #expect(try await provider.openInBrowser(logout.url) == logout.url)
             #expect(!provider.isSessionActive(try #require(tokens.idTokenClaims?.sessionID)))
+        }
+    }
+
+    /// A GET as a browser sends it: `cookie` (`name=value`) in a `Cookie` field; redirects not followed.
+    static func browserGet(_ url: URL, cookie: String? = nil) async throws -> HTTPResponse {
+        var request = HTTPRequest(method: .get, url: url)
+        if let cookie { request.headerFields[.cookie] = cookie }
+        return try await Fixture.asyncHTTPClient.send(request, body: nil).0
+    }
+
+    /// A sign-in by a browser that sends `cookie`; the tokens, and the cookie the provider set.
+    static func browserSignIn(_ client: OAuth2Client, cookie: String? = nil) async throws -> (TokenSet, String?) {
+        let request = try client.authorizationRequest(AuthorizationOptions())
+        let answer = try await browserGet(request.url, cookie: cookie)
+        #expect(answer.status == .found)
+        let callback = try #require(answer.headerFields[.location].flatMap(URL.init(string:)))
+        let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
+        return (tokens, answer.headerFields[.setCookie])
+    }
+
+    @Test("A browser's sign-ins share the session its cookie names; its end-session page without a hint ends that session and sends the logout token")
+    func signOutAtTheProvider() async throws {
+        try await TestProvider.withProvider(configuration: .demo) { provider in
+            try await BackChannelLogoutTests.withRelyingParty(provider) { _, received in
+                let client = try await Fixture.publicClient(provider)
+                let (first, setCookie) = try await Self.browserSignIn(client)
+                let sessionID = try #require(first.idTokenClaims?.sessionID)
+                let field = try #require(setCookie, "the authorization endpoint's redirect sets the session cookie")
+                let cookie = String(field.prefix { $0 != ";" })
+                #expect(cookie == "oauth2-test-provider-sid=\(sessionID)")
+                #expect(field.contains("; Path=/;") && field.contains("HttpOnly") && field.contains("SameSite=Lax"))
+
+                // The same browser signs in again: the same session. Without the cookie: another.
+                let (second, _) = try await Self.browserSignIn(client, cookie: cookie)
+                #expect(second.idTokenClaims?.sessionID == sessionID)
+                let elsewhere = try await Fixture.signIn(client, provider)
+                let otherSessionID = try #require(elsewhere.idTokenClaims?.sessionID)
+                #expect(otherSessionID != sessionID)
+                // A cookie naming no session is ignored: a new one.
+                let (stale, _) = try await Self.browserSignIn(client, cookie: "oauth2-test-provider-sid=unknown")
+                #expect(stale.idTokenClaims?.sessionID.map { $0 != "unknown" && $0 != sessionID } == true)
+
+                // The person signs out at the provider: its end-session page, the cookie, no hint.
+                let page = try await Self.browserGet(provider.url(for: .endSession), cookie: cookie)
+                #expect(page.status == .ok)
+                #expect(page.headerFields[.setCookie]?.hasPrefix("oauth2-test-provider-sid=;") == true)
+                #expect(page.headerFields[.setCookie]?.contains("Max-Age=0") == true)
+                #expect(!provider.isSessionActive(sessionID))
+                #expect(!provider.isActive(token: first.accessToken))
+                #expect(!provider.isActive(token: second.accessToken))
+                // The relying party heard of it (once: one client, one session) before the page came.
+                #expect(received.all.map(\.sessionID) == [sessionID])
+                // Other browsers' sessions go on.
+                #expect(provider.isSessionActive(otherSessionID))
+                #expect(provider.isActive(token: elsewhere.accessToken))
+
+                // The page without a cookie (or after it is gone) ends nothing.
+                let again = try await Self.browserGet(provider.url(for: .endSession))
+                #expect(again.status == .ok)
+                #expect(again.headerFields[.setCookie] == nil)
+                #expect(provider.isSessionActive(otherSessionID))
+                #expect(received.all.count == 1)
+            }
         }
     }
 }

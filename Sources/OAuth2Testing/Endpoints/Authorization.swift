@@ -42,7 +42,9 @@ extension ProviderCore {
     }
 
     /// The authorization endpoint (RFC 6749 §4.1.1, OIDC Core §3.1.2): checks the request and
-    /// signs in the auto-approved user (or the one `login_hint` names) without a page.
+    /// signs in the auto-approved user (or the one `login_hint` names) without a page. The
+    /// sign-in joins the browser's session when its cookie names one of the same user's, else
+    /// starts one; the redirect sets the cookie (BrowserSessionCookie.swift).
     func authorize(_ request: HTTPServerRequest, now: Date) -> HTTPServerReply {
         guard request.method == .GET || request.method == .POST else { return .methodNotAllowed("GET, POST") }
         let parameters: Parameters
@@ -89,7 +91,8 @@ extension ProviderCore {
         }
 
         let lifetime = self.state.withLock { $0.lifetimes.authorizationCode }
-        let outcome = self.state.withLock { state -> Result<String, HTTPServerReply> in
+        let browserSessionID = Self.browserSessionID(request)
+        let outcome = self.state.withLock { state -> Result<(code: String, sessionID: String), HTTPServerReply> in
             // login_hint picks a user (multi-account tests); otherwise the auto-approved one.
             guard let user = state.user(named: parameters["login_hint"]) ?? state.user(named: state.autoApprovedUser) else {
                 return .failure(
@@ -98,23 +101,23 @@ extension ProviderCore {
                         : fail("access_denied", "No user approves this request."))
             }
             state.prune(now: now)
-            let sessionID = Random.token(bytes: 16)
+            let sessionID = browserSessionID.flatMap { state.sessions[$0] == user.username ? $0 : nil } ?? Random.token(bytes: 16)
             state.sessions[sessionID] = user.username
             let code = Random.token()
             state.codes[code] = CodeRecord(
                 clientID: client.id, redirectURI: target.uri, challenge: challenge, scopes: scopes, nonce: parameters["nonce"],
                 username: user.username, authTime: now, sessionID: sessionID,
                 acr: parameters["acr_values"]?.split(separator: " ").first.map(String.init), expiresAt: now.addingTimeInterval(lifetime.timeInterval))
-            return .success(code)
+            return .success((code, sessionID))
         }
         switch outcome {
         case .failure(let reply):
             return reply
-        case .success(let code):
-            var pairs = [("code", code)]
+        case .success(let signedIn):
+            var pairs = [("code", signedIn.code)]
             if let state { pairs.append(("state", state)) }
             if sendsIssuerParameter { pairs.append(("iss", issuer)) }
-            return .redirect(FormEncoding.appending(pairs, to: target.uri))
+            return .redirect(FormEncoding.appending(pairs, to: target.uri), headers: [sessionCookie(signedIn.sessionID)])
         }
     }
 }

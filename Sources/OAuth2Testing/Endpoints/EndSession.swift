@@ -11,8 +11,10 @@ extension ProviderCore {
     /// the hint's `sid` names ends, and the tokens issued in it are revoked; every client that
     /// signed in through it and registered a back-channel logout URI gets a logout token
     /// (OpenID Connect Back-Channel Logout 1.0 §2.7), and the provider waits for their
-    /// answers (5 s at most each) before answering the browser. Without a post-logout
-    /// redirect, a "signed out" page.
+    /// answers (5 s at most each) before answering the browser. Without a hint, the session
+    /// the browser's cookie names ends the same way: a person signing out at the provider.
+    /// The cookie is removed when its session ends. Without a post-logout redirect, a
+    /// "signed out" page.
     func endSession(_ request: HTTPServerRequest, now: Date) async -> HTTPServerReply {
         guard request.method == .GET || request.method == .POST else { return .methodNotAllowed("GET, POST") }
         guard case .success(let parameters) = Parameters.read(request, body: request.method == .POST) else {
@@ -43,7 +45,9 @@ extension ProviderCore {
             }
             target = redirect
         }
-        if let sessionID = hintClaims?["sid"]?.stringValue {
+        let browserSessionID = Self.browserSessionID(request)
+        let ended = hintClaims.map { $0["sid"]?.stringValue } ?? browserSessionID
+        if let sessionID = ended {
             // The clients that signed in through the session, with the user's subject.
             let clients = state.withLock { state -> [String: String?] in
                 var clients: [String: String?] = [:]
@@ -58,10 +62,11 @@ extension ProviderCore {
             }
             await notifyBackChannelLogout(sessionID: sessionID, clients: clients, now: now)
         }
-        guard let target else { return .html(.ok, title: "Signed out", "You are signed out.") }
+        let cookie = browserSessionID != nil && browserSessionID == ended ? [expiredSessionCookie] : []
+        guard let target else { return .html(.ok, title: "Signed out", "You are signed out.", headers: cookie) }
         var pairs: [(String, String)] = []
         if let value = parameters["state"] { pairs.append(("state", value)) }
-        return .redirect(FormEncoding.appending(pairs, to: target))
+        return .redirect(FormEncoding.appending(pairs, to: target), headers: cookie)
     }
 
     /// The claims of a JWS this provider signed with one of its published keys and whose

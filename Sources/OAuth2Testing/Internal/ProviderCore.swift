@@ -225,15 +225,15 @@ extension HTTPServerReply {
         .oauthError("invalid_request", "Use \(allowed).", status: .methodNotAllowed, headers: [("Allow", allowed)])
     }
 
-    /// A small HTML page (error pages and the device page).
-    static func html(_ status: HTTPResponseStatus, title: String, _ paragraph: String) -> Self {
+    /// A small HTML page (error pages, the device page, the signed-out page).
+    static func html(_ status: HTTPResponseStatus, title: String, _ paragraph: String, headers: [(String, String)] = []) -> Self {
         .response(
-            status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
+            status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")] + headers,
             body: Array(HTML.page(title: title, body: "<p>\(HTML.escape(paragraph))</p>").utf8))
     }
 
     /// A 302 redirect.
-    static func redirect(_ location: String) -> Self {
-        .response(.found, headers: [("Location", location), ("Cache-Control", "no-store")], body: [])
+    static func redirect(_ location: String, headers: [(String, String)] = []) -> Self {
+        .response(.found, headers: [("Location", location), ("Cache-Control", "no-store")] + headers, body: [])
     }
 }
