@@ -102,6 +102,38 @@ extension Integration {
         /// its own; the user signs out **at the provider** (its end-session page, opened in the
         /// browser with that cookie, no ID token): the provider POSTs a logout token to the
         /// app, waits for its answer, shows "signed out", and the app's session is over.
+        /// Each example's bearer-protected API (`/api/bearer/whoami`), with the app's embedded
+        /// provider: a token of the provider's demo confidential client (client credentials)
+        /// is introspected by the app and accepted; none, or one the provider never issued,
+        /// gets a 401 Bearer challenge. No browser: another program calls an API.
+        @Test("Each example's bearer API accepts its provider's token and refuses others", arguments: [WebApp.Framework.hummingbird, .vapor])
+        func bearerAPI(framework: WebApp.Framework) async throws {
+            try await WebApp(.embedded, framework: framework).run(name: "bearer-api") { _, app in
+                let client = try await OAuth2Client(
+                    server: .issuer(app.issuer),
+                    configuration: ClientConfiguration(clientID: "oauth2-demo-confidential", clientSecret: "oauth2-demo-secret"))
+                let tokens = try await client.clientCredentials()
+                let transport = TransportKind.urlSession.transport
+                func whoami(_ authorization: String?) async throws -> (HTTPResponse, Data) {
+                    var request = HTTPRequest(
+                        method: .get, scheme: app.base.scheme, authority: "\(app.base.host ?? ""):\(app.base.port ?? 0)", path: "/api/bearer/whoami")
+                    if let authorization { request.headerFields[.authorization] = authorization }
+                    return try await transport.send(request, body: nil)
+                }
+                let (accepted, body) = try await whoami("Bearer \(tokens.accessToken)")
+                #expect(accepted.status == .ok)
+                let claims = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+                #expect(claims?["client_id"] as? String == "oauth2-demo-confidential", "\(String(decoding: body, as: UTF8.self))")
+                #expect(!String(decoding: body, as: UTF8.self).contains(tokens.accessToken), "the answer never repeats the token")
+                let (missing, _) = try await whoami(nil)
+                #expect(missing.status == .unauthorized)
+                #expect(missing.headerFields[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+                let (forged, _) = try await whoami("Bearer not-a-token-the-provider-issued")
+                #expect(forged.status == .unauthorized)
+                #expect(forged.headerFields[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+            }
+        }
+
         @Test("The embedded test provider: sign in, sign out at its end-session page; its logout token ends the app's session (back-channel logout)")
         func embeddedProviderBackChannelLogout() async throws {
             try await WebApp(.embedded).run(name: "back-channel-logout") { chromium, app in
