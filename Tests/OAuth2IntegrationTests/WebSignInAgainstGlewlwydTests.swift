@@ -45,7 +45,7 @@ extension Integration {
             var clientConfiguration = Server.jwtKeyClient(try Server.jwtClientKey("jwt-client-ec.jwk.json"), scopes: ["openid", "read"])
             clientConfiguration.usePushedAuthorizationRequests = true
             clientConfiguration.dpop = DPoPOptions(key: key)
-            let recorder = BodyRecorder()
+            let recorder = ProofRecorder()
             let client = try await server.client(clientConfiguration, interceptors: [recorder])
             let configuration = try configuration(scopes: clientConfiguration.scopes)
             clientConfiguration.redirectURI = configuration.redirectURI
@@ -90,20 +90,3 @@ extension Integration {
     }
 }
 
-/// What the client sends to Glewlwyd, by kind of request: the DPoP proof and the form body.
-private final class BodyRecorder: HTTPInterceptor, Sendable {
-    struct Entry {
-        let kind: RequestKind
-        let proof: String?
-        let body: String
-    }
-
-    private let recorded = Locked<[Entry]>([])
-
-    func willSend(_ request: inout HTTPRequest, body: inout Data?, kind: RequestKind) async throws {
-        let entry = Entry(kind: kind, proof: request.headerFields[.dpop], body: body.map { String(decoding: $0, as: UTF8.self) } ?? "")
-        recorded.withLock { $0.append(entry) }
-    }
-
-    func entries(_ kind: RequestKind) -> [Entry] { recorded.withLock { $0.filter { $0.kind == kind } } }
-}

@@ -65,12 +65,14 @@ extension Server {
     }
 }
 
-/// Records the DPoP proofs and nonces a client sends, by kind of request.
+/// Records the DPoP proofs and nonces a client sends, and the form bodies, by kind of request.
 final class ProofRecorder: HTTPInterceptor, @unchecked Sendable {
     struct Entry {
         let kind: RequestKind
         let proof: String?
         let nonce: String?
+        /// The request's body as text (a form), empty when it had none.
+        let body: String
     }
 
     private let lock = NSLock()
@@ -79,7 +81,8 @@ final class ProofRecorder: HTTPInterceptor, @unchecked Sendable {
     func willSend(_ request: inout HTTPRequest, body: inout Data?, kind: RequestKind) async throws {
         let proof = request.headerFields[HTTPField.Name("DPoP")!]
         let nonce = try proof.flatMap { try JWS(compact: $0).claims()["nonce"]?.stringValue }
-        lock.withLock { _entries.append(Entry(kind: kind, proof: proof, nonce: nonce)) }
+        let text = body.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        lock.withLock { _entries.append(Entry(kind: kind, proof: proof, nonce: nonce, body: text)) }
     }
 
     var entries: [Entry] { lock.withLock { _entries } }
