@@ -85,7 +85,9 @@ struct WebSignInTests {
 
     static func withApp(
         configuration: WebSignInConfiguration = WebSignInConfiguration(publicBaseURL: base, scopes: ["openid", "profile", "offline_access"]),
-        log: CapturedLog? = nil, tokenStore: (MemoryTokenStore) -> any TokenStore = { $0 }, _ body: (App) async throws -> Void
+        log: CapturedLog? = nil, sessions: MemoryWebSessionStore = MemoryWebSessionStore(),
+        sessionStore: (MemoryWebSessionStore) -> any WebSessionStore = { $0 },
+        tokenStore: (MemoryTokenStore) -> any TokenStore = { $0 }, _ body: (App) async throws -> Void
     ) async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
             provider.register(TestProvider.Client(
@@ -95,11 +97,10 @@ struct WebSignInTests {
                 server: .issuer(provider.issuer),
                 configuration: ClientConfiguration(clientID: clientID, clientSecret: secret, redirectURI: configuration.redirectURI),
                 environment: HTTPEnvironment(metadataCache: MetadataCache()))
-            let sessions = MemoryWebSessionStore()
             let tokens = MemoryTokenStore()
             let date = ManualDate()
             let signIn = WebSignIn(
-                client: client, configuration: configuration, sessions: sessions, tokens: tokenStore(tokens),
+                client: client, configuration: configuration, sessions: sessionStore(sessions), tokens: tokenStore(tokens),
                 logger: log?.logger() ?? Logger(label: "test"), now: date.function)
             try await body(App(provider: provider, signIn: signIn, sessions: sessions, tokens: tokens, date: date))
         }
@@ -127,7 +128,7 @@ struct WebSignInTests {
             #expect(query["nonce"]?.isEmpty == false)
             #expect(query["redirect_uri"] == "http://127.0.0.1:8000/auth/callback")
             #expect(start.headerFields[.cacheControl] == "no-store")
-            #expect(browser.cookies["oauth2-session-signin"] != nil)
+            #expect(browser.cookies.keys.contains { $0.hasPrefix("oauth2-session-signin-") })
             #expect(browser.cookies["oauth2-session"] == nil)
 
             let callback = await app.send(browser, browser.request(.get, try await app.atProvider(start)))

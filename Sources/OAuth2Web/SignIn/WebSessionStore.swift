@@ -145,6 +145,9 @@ public actor MemoryWebSessionStore: WebSessionStore {
     /// The number of sessions stored, expired or not.
     public var count: Int { sessions.count }
 
+    /// The number of pending sign-ins stored, expired or not.
+    public var pendingCount: Int { pending.count }
+
     public func session(_ idHash: String, idleLifetime: TimeInterval, now: Date) -> WebSessionRecord? {
         guard let record = sessions[idHash] else { return nil }
         guard record.expiry(idleLifetime: idleLifetime) > now else {

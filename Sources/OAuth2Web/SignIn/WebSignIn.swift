@@ -134,6 +134,9 @@ public struct WebSignIn: Sendable {
         }
     }
 
+    /// The most sign-ins one browser may have pending at once.
+    public static let maximumPendingSignInsPerBrowser = 4
+
     /// The most bytes of a request body that ``handle(_:body:)`` reads (a logout form, a
     /// logout token): an adapter collects at most this much, and answers 413 beyond it.
     public static let maximumBodySize = 32 * 1024

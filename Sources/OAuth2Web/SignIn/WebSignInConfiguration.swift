@@ -40,6 +40,11 @@ public struct WebSignInConfiguration: Sendable {
     /// Revoke the refresh token (or, without one, the access token) at sign-out, when the
     /// provider has a revocation endpoint.
     public var revokesTokensAtSignOut: Bool
+    /// Whether a front-channel logout request without `iss` and `sid` ends the session of the
+    /// cookie it carries. Off by default: such a request can come from any site (a top-level
+    /// GET carries a `SameSite=Lax` cookie), so any page could sign the app's users out. Turn
+    /// it on only for a provider that sends neither, and accept that risk.
+    public var acceptsFrontChannelLogoutWithoutSessionID = false
 
     /// Creates a configuration.
     ///
@@ -112,4 +117,6 @@ public struct WebSignInConfiguration: Sendable {
 
     /// The cookie that binds a pending sign-in to its browser (see ``PendingSignIn``).
     var bindingCookieName: String { cookieName + "-signin" }
+
+    package func bindingCookieName(state: String) -> String { bindingCookieName }
 }
