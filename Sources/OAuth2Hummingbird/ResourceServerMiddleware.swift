@@ -50,7 +50,7 @@ public struct ResourceServerMiddleware<Context: AccessTokenRequestContext>: Rout
             response.headers.append(contentsOf: access.responseHeaderFields)
             return response
         case .refused(let challenge):
-            return Response(status: challenge.status, headers: challenge.headerFields)
+            return Response(WebResponse(status: challenge.status, headerFields: challenge.headerFields))
         }
     }
 }

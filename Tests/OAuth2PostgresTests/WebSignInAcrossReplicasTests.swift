@@ -90,13 +90,15 @@ struct WebSignInAcrossReplicasTests {
     static func signIn(_ provider: TestProvider, start: Replica, finish: Replica, returnTo: String = "/orders") async throws -> String {
         let login = try #require(await start.signIn.handle(request("/auth/login?returnTo=\(returnTo)")))
         #expect(login.status == .seeOther)
-        let binding = try #require(cookie(configuration.cookieName + "-signin", in: login))
         let authorize = try #require(login.headerFields[.location].flatMap(URL.init(string:)))
+        let state = try #require(URLComponents(url: authorize, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+        let bindingName = configuration.bindingCookieName(state: state)
+        let binding = try #require(cookie(bindingName, in: login))
         #expect(authorize.absoluteString.hasPrefix(provider.url(for: .authorization).absoluteString))
         // The browser at the provider (the demo user is signed in automatically), back with a code.
         let callback = try await provider.followRedirect(from: authorize)
         #expect(callback.absoluteString.hasPrefix(configuration.redirectURI.absoluteString + "?"))
-        let answer = try #require(await finish.signIn.handle(request(try target(of: callback), cookies: [configuration.cookieName + "-signin": binding])))
+        let answer = try #require(await finish.signIn.handle(request(try target(of: callback), cookies: [bindingName: binding])))
         #expect(answer.status == .seeOther, "\(answer.error.map { "\($0)" } ?? "")")
         #expect(answer.headerFields[.location] == baseURL + returnTo)
         return try #require(cookie(configuration.cookieName, in: answer))

@@ -75,7 +75,7 @@ import Testing
             #expect(WebSignInConfiguration(publicBaseURL: URL(string: other)!).securesCookies, "\(other)")
         }
         #expect(Self.https.cookieName == "__Host-oauth2-session")
-        #expect(Self.https.bindingCookieName == "__Host-oauth2-session-signin")
+        #expect(Self.https.bindingCookieName(state: "s").hasPrefix("__Host-oauth2-session-signin-"))
         #expect(WebSignInConfiguration(publicBaseURL: URL(string: "http://127.0.0.1:8080")!).cookieName == "oauth2-session")
     }
 
@@ -159,7 +159,7 @@ import Testing
         #expect(await store.remove("3") == nil)
     }
 
-    @Test("The memory store: a pending sign-in completes once, and not after it expired; a full store refuses more")
+    @Test("The memory store: a pending sign-in completes once, and not after it expired; a full store drops the oldest pending sign-in and refuses more sessions")
     func memoryStorePending() async throws {
         let store = MemoryWebSessionStore(capacity: 1)
         let client = try OAuth2Client(
@@ -176,10 +176,14 @@ import Testing
         try await store.insert(pending)
         #expect(await store.takePendingSignIn(state: request.state, now: now.addingTimeInterval(601)) == nil)
 
-        try await store.insert(pending)
+        // Full: the oldest pending sign-in makes room for the new one.
+        await store.insert(pending)
         var another = pending
         another.request = try await client.startAuthorization()
-        await #expect(throws: MemoryWebSessionStore.Full.self) { try await store.insert(another) }
+        await store.insert(another)
+        #expect(await store.pendingCount == 1)
+        #expect(await store.takePendingSignIn(state: request.state, now: now) == nil)
+        #expect(await store.takePendingSignIn(state: another.request.state, now: now) != nil)
         try await store.save(Self.record())
         var second = Self.record()
         second.idHash = "other"

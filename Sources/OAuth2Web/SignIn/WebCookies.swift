@@ -11,18 +11,50 @@ package enum WebCookies {
     /// same name twice: one for each path or domain it was set for).
     package static func values(named name: String, in fields: HTTPFields) -> [String] {
         var found: [String] = []
+        forEachPair(in: fields) { key, value in
+            if key == name { found.append(value) }
+            return true
+        }
+        return found
+    }
+
+    /// The first `limit` distinct values of the cookie `name` that could be ids the app made
+    /// (``isWellFormedID(_:)``), in order. A request may carry hundreds; each costs a store
+    /// lookup, so only a few are read: a browser sends its own cookie first (RFC 6265
+    /// §5.4: longer paths first, then older), and at most one per path and domain.
+    package static func ids(named name: String, in fields: HTTPFields, limit: Int) -> [String] {
+        var found: [String] = []
+        forEachPair(in: fields) { key, value in
+            if key == name, isWellFormedID(value), !found.contains(value) { found.append(value) }
+            return found.count < limit
+        }
+        return found
+    }
+
+    /// The names of the request's cookies that start with `prefix`, each once, in order.
+    package static func names(startingWith prefix: String, in fields: HTTPFields) -> [String] {
+        var found: [String] = []
+        var seen: Set<String> = []
+        forEachPair(in: fields) { key, _ in
+            if key.hasPrefix(prefix), seen.insert(key).inserted { found.append(key) }
+            return true
+        }
+        return found
+    }
+
+    /// Calls `body` with each name and value of the request's cookies, in order, until it
+    /// returns `false`.
+    private static func forEachPair(in fields: HTTPFields, _ body: (String, String) -> Bool) {
         for field in fields[values: .cookie] where field.utf8.count <= maximumHeaderLength {
             for pair in field.split(separator: ";") {
                 let trimmed = pair.drop { $0 == " " || $0 == "\t" }
                 guard let equals = trimmed.firstIndex(of: "=") else { continue }
                 let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
-                guard key == name else { continue }
                 var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
                 if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-                found.append(value)
+                guard body(key, value) else { return }
             }
         }
-        return found
     }
 
     /// A `Set-Cookie` value: `HttpOnly`, `SameSite=Lax`, `Path=/`, `Secure` when `secure`;

@@ -14,9 +14,13 @@ public struct WebResponse: Sendable, Hashable {
     /// Why the request failed, when it did (for the app's own error page or log).
     public var error: WebSignInError?
 
-    /// Creates a response.
+    /// Creates a response. Its header fields get `X-Content-Type-Options: nosniff` unless
+    /// they set that field: a browser then never reads a body as anything but its
+    /// `Content-Type` says.
     public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: [UInt8] = [], error: WebSignInError? = nil) {
         self.status = status
+        var headerFields = headerFields
+        if headerFields[.xContentTypeOptions] == nil { headerFields[.xContentTypeOptions] = "nosniff" }
         self.headerFields = headerFields
         self.body = body
         self.error = error
@@ -91,4 +95,9 @@ public struct WebSignInError: Error, Sendable, Hashable, CustomStringConvertible
 
     /// The reason and the message.
     public var description: String { "WebSignInError(\(reason.rawValue)): \(message)" }
+}
+
+extension HTTPField.Name {
+    /// `X-Content-Type-Options`, which every answer of the library sets to `nosniff`.
+    package static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 }

@@ -113,7 +113,9 @@ public protocol WebSessionStore: Sendable {
     /// given) and whose subject is `subject` (when given); at least one of the two is given.
     /// Returns the removed sessions.
     func removeSessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord]
-    /// Keeps `pending` under its request's `state` until it expires.
+    /// Keeps `pending` under its request's `state` until it expires. Anyone can start a
+    /// sign-in, so a store must stay bounded under a flood of them without refusing new
+    /// ones: it drops expired pending sign-ins, and may drop the oldest live ones.
     func insert(_ pending: PendingSignIn) async throws
     /// Removes and returns the pending sign-in of `state`, if there is one and it has not
     /// expired at `now`: a `state` completes at most one sign-in, on any replica.
@@ -122,15 +124,22 @@ public protocol WebSessionStore: Sendable {
 
 /// A ``WebSessionStore`` in this process's memory: for an app with one process, and tests.
 ///
-/// Expired sessions and pending sign-ins are dropped as they are met and, when the store
-/// holds more than its capacity, all at once.
+/// Expired sessions and pending sign-ins are dropped as they are met. Sessions beyond the
+/// capacity are refused (after expired ones are dropped); pending sign-ins beyond it push
+/// out the oldest, so that a flood of login requests, which anyone can send, never stops
+/// a person from signing in.
 public actor MemoryWebSessionStore: WebSessionStore {
     private var sessions: [String: WebSessionRecord] = [:]
     private var pending: [String: PendingSignIn] = [:]
-    /// The most sessions (and, separately, pending sign-ins) kept; beyond it a new one fails.
+    /// The states of ``pending`` in the order they came, from `pendingHead` on; a state no
+    /// longer in ``pending`` is skipped when met.
+    private var pendingOrder: [String] = []
+    private var pendingHead = 0
+    /// The most sessions (and, separately, pending sign-ins) kept. A session beyond it fails
+    /// with ``Full``; a pending sign-in beyond it replaces the oldest.
     public nonisolated let capacity: Int
 
-    /// The store is full of live sessions or pending sign-ins.
+    /// The store is full of live sessions.
     public struct Full: Error, Sendable, CustomStringConvertible {
         /// What happened.
         public var description: String { "The web session store is full." }
@@ -139,7 +148,7 @@ public actor MemoryWebSessionStore: WebSessionStore {
     /// Creates an empty store holding at most `capacity` sessions and `capacity` pending
     /// sign-ins (100 000 by default).
     public init(capacity: Int = 100_000) {
-        self.capacity = capacity
+        self.capacity = max(1, capacity)
     }
 
     /// The number of sessions stored, expired or not.
@@ -192,13 +201,19 @@ public actor MemoryWebSessionStore: WebSessionStore {
         return matching
     }
 
-    public func insert(_ pending: PendingSignIn) throws {
-        if self.pending.count >= capacity {
-            let now = Date()
-            self.pending = self.pending.filter { $0.value.expiresAt > now }
-            guard self.pending.count < capacity else { throw Full() }
+    public func insert(_ pending: PendingSignIn) {
+        let state = pending.request.state
+        if self.pending.updateValue(pending, forKey: state) == nil { pendingOrder.append(state) }
+        while self.pending.count > capacity, pendingHead < pendingOrder.count {
+            self.pending[pendingOrder[pendingHead]] = nil
+            pendingHead += 1
         }
-        self.pending[pending.request.state] = pending
+        // The order list keeps about twice the live entries at most (taken sign-ins stay in
+        // it until a compaction).
+        if (pendingHead > 1024 && pendingHead * 2 > pendingOrder.count) || pendingOrder.count - pendingHead > 2 * self.pending.count + 1024 {
+            pendingOrder = pendingOrder[pendingHead...].filter { self.pending[$0] != nil }
+            pendingHead = 0
+        }
     }
 
     public func takePendingSignIn(state: String, now: Date) -> PendingSignIn? {

@@ -190,7 +190,9 @@ public struct WebSignIn: Sendable {
         } catch {
             return unavailable(error)
         }
-        let bindings = WebCookies.values(named: configuration.bindingCookieName, in: request.headerFields).map(Self.hash)
+        let bindingName = configuration.bindingCookieName(state: pending.request.state)
+        let clearBinding = WebCookies.setCookie(name: bindingName, value: "", maxAge: 0, secure: configuration.securesCookies)
+        let bindings = WebCookies.ids(named: bindingName, in: request.headerFields, limit: 2).map(Self.hash)
         guard bindings.contains(where: { constantTimeEquals($0, pending.browserBindingHash) }) else {
             logger.debug("Sign-in callback refused: another browser")
             return .failure(WebSignInError(.browserMismatch, "This sign-in was started in another browser. Please sign in again."))
@@ -205,13 +207,17 @@ public struct WebSignIn: Sendable {
         do {
             tokenSet = try await client.completeAuthorization(callbackURL: callbackURL, request: pending.request)
         } catch let error as OAuth2Error {
-            logger.debug("Sign-in failed", metadata: ["code": "\(error.code)"])
-            return .failure(WebSignInError(.signInFailed, "The sign-in failed: \(error.code.rawValue).", underlyingCode: error.code))
+            // The code may be the provider's own word, which anyone can put in the callback's
+            // query: only a registered code is named, never echoed as it came.
+            let named = Self.registeredCodes.contains(error.code)
+            logger.debug("Sign-in failed", metadata: ["code": "\(named ? error.code.rawValue : "unregistered")"])
+            let message = named ? "The sign-in failed: \(error.code.rawValue)." : "The sign-in failed: the provider refused it."
+            return .failure(WebSignInError(.signInFailed, message, underlyingCode: error.code), cookies: [clearBinding])
         } catch {
             return unavailable(error)
         }
         guard let idToken = tokenSet.idTokenClaims else {
-            return .failure(WebSignInError(.missingIdentity, "The provider did not say who signed in (no ID token)."))
+            return .failure(WebSignInError(.missingIdentity, "The provider did not say who signed in (no ID token)."), cookies: [clearBinding])
         }
 
         let cookieValue = SecureRandom.token()
@@ -223,21 +229,27 @@ public struct WebSignIn: Sendable {
         do {
             _ = try await Session(client: client, tokens: tokenSet, store: tokens, account: record.account, options: sessionOptions)
             try await sessions.save(record)
-            // The browser's previous session (a step-up, or another user) ends: one browser, one session.
+        } catch {
+            return unavailable(error)
+        }
+        // The browser's previous session (a step-up, or another user) ends: one browser, one
+        // session. Best effort: the new session stands whatever happens to the old one, which
+        // its own lifetime ends otherwise.
+        do {
             for previous in try await currentRecords(request) where previous.idHash != record.idHash {
                 try await end([previous])
             }
         } catch {
-            return unavailable(error)
+            logger.debug("Sign-in: the previous session could not be ended", metadata: ["error": "\(type(of: error))"])
         }
         logger.debug("Signed in", metadata: ["sub": "\(record.subject)"])
         let cookie = WebCookies.setCookie(
             name: configuration.cookieName, value: cookieValue, maxAge: Int(configuration.absoluteLifetime), secure: configuration.securesCookies)
         guard pending.requirement.shortfall(of: record, now: now) == .none else {
             // The provider did not deliver what the route asked for: no new redirect (a loop).
-            return .failure(WebSignInError(.forbidden, "This page needs a sign-in the provider did not give."), cookies: [cookie])
+            return .failure(WebSignInError(.forbidden, "This page needs a sign-in the provider did not give."), cookies: [cookie, clearBinding])
         }
-        return .redirect(to: location(pending.returnTo), cookies: [cookie])
+        return .redirect(to: location(pending.returnTo), cookies: [cookie, clearBinding])
     }
 
     /// The logout route: a POST carrying the session's CSRF token (`csrf`, form encoded)
@@ -306,8 +318,9 @@ public struct WebSignIn: Sendable {
     /// The front-channel logout route (OpenID Connect Front-Channel Logout 1.0), loaded by
     /// the provider in a hidden frame: with `iss` (this provider's) and `sid`, it ends the
     /// sessions of that provider session, and only those (the cookie a same-site frame
-    /// carries decides nothing); without them, the session of the request's cookie (which a
-    /// browser blocking third-party cookies does not send). The answer clears the session
+    /// carries decides nothing). Without them the request is refused (403), since any site
+    /// could send it; with ``WebSignInConfiguration/acceptsFrontChannelLogoutWithoutSessionID``
+    /// it ends the session of the request's cookie instead. The answer clears the session
     /// cookie unless it names a session that lives on: a frame for another provider session
     /// never leaves the browser signed out of a session the app still keeps.
     public func frontChannelLogout(_ request: HTTPRequest) async -> WebResponse {
@@ -322,9 +335,11 @@ public struct WebSignIn: Sendable {
                 }
                 let ended = try await endProviderSession(issuer: issuer, subject: nil, providerSessionID: sid)
                 logger.debug("Front-channel logout", metadata: ["sessions": "\(ended)", "by": "sid"])
-            } else if query["iss"] != nil || query["sid"] != nil {
-                logger.debug("Front-channel logout refused: iss or sid alone")
-                return .failure(WebSignInError(.forgedRequest, "A front-channel logout carries both iss and sid, or neither."))
+            } else if query["iss"] != nil || query["sid"] != nil || !configuration.acceptsFrontChannelLogoutWithoutSessionID {
+                // Without both, the request could come from any site: a top-level GET carries
+                // the SameSite=Lax cookie, and would sign the user out.
+                logger.debug("Front-channel logout refused: no iss and sid")
+                return .failure(WebSignInError(.forgedRequest, "A front-channel logout must carry iss and sid."))
             } else {
                 let ended = try await currentRecords(request)
                 try await end(ended)
@@ -381,15 +396,26 @@ public struct WebSignIn: Sendable {
             answer.status = .unauthorized
             return .denied(answer)
         }
-        return .denied(await startSignIn(request, returnTo: ReturnTo.checked(Self.pathAndQuery(of: request), configuration: configuration) ?? "/", requirement: requirement))
+        var answer = await startSignIn(request, returnTo: ReturnTo.checked(Self.pathAndQuery(of: request), configuration: configuration) ?? "/", requirement: requirement)
+        if record == nil, !WebCookies.ids(named: configuration.cookieName, in: request.headerFields, limit: 1).isEmpty {
+            // The cookie names no session (ended, expired, or a row that could not be read):
+            // the browser forgets it.
+            answer.headerFields.append(HTTPField(
+                name: .setCookie, value: WebCookies.setCookie(name: configuration.cookieName, value: "", maxAge: 0, secure: configuration.securesCookies)))
+        }
+        return .denied(answer)
     }
 
     // MARK: Inside
 
     /// Starts a sign-in: keeps its pending record and redirects to the provider.
+    ///
+    /// Each sign-in gets a new binding, in a cookie of its own (named after its `state`): no
+    /// value the request brings is taken over, so a cookie planted by someone else binds
+    /// nothing. A browser keeps at most ``maximumPendingSignInsPerBrowser`` bindings; the
+    /// answer clears the others it carries.
     func startSignIn(_ request: HTTPRequest, returnTo: String, requirement: WebAccessRequirement) async -> WebResponse {
-        let existing = WebCookies.values(named: configuration.bindingCookieName, in: request.headerFields).first(where: WebCookies.isWellFormedID)
-        let binding = existing ?? SecureRandom.token()
+        let binding = SecureRandom.token()
         var scopes = configuration.scopes
         for scope in requirement.scopes.sorted() where !scopes.contains(scope) { scopes.append(scope) }
         do {
@@ -398,9 +424,14 @@ public struct WebSignIn: Sendable {
             try await sessions.insert(PendingSignIn(
                 request: authorization, browserBindingHash: Self.hash(binding), returnTo: returnTo, requirement: requirement,
                 expiresAt: now().addingTimeInterval(configuration.signInLifetime)))
-            let cookie = WebCookies.setCookie(
-                name: configuration.bindingCookieName, value: binding, maxAge: Int(configuration.signInLifetime), secure: configuration.securesCookies)
-            return .redirect(to: authorization.url, cookies: [cookie])
+            var cookies = [WebCookies.setCookie(
+                name: configuration.bindingCookieName(state: authorization.state), value: binding, maxAge: Int(configuration.signInLifetime),
+                secure: configuration.securesCookies)]
+            let carried = WebCookies.names(startingWith: configuration.bindingCookieName + "-", in: request.headerFields)
+            for name in carried.dropLast(Self.maximumPendingSignInsPerBrowser - 1) {
+                cookies.append(WebCookies.setCookie(name: name, value: "", maxAge: 0, secure: configuration.securesCookies))
+            }
+            return .redirect(to: authorization.url, cookies: cookies)
         } catch let error as OAuth2Error {
             logger.debug("Sign-in could not start", metadata: ["code": "\(error.code)"])
             return .failure(WebSignInError(.unavailable, "The sign-in could not start: \(error.code.rawValue).", underlyingCode: error.code))
@@ -409,10 +440,16 @@ public struct WebSignIn: Sendable {
         }
     }
 
-    /// The live sessions the request's cookies name (normally one).
+    /// The most session-cookie values of one request looked up in the store: a browser
+    /// sends one (two at most, when an older cookie of another path or domain lingers);
+    /// an attacker may send hundreds, each a query.
+    static let maximumSessionCookieLookups = 2
+
+    /// The live sessions the request's cookies name (normally one), from its first
+    /// ``maximumSessionCookieLookups`` well-formed values.
     func currentRecords(_ request: HTTPRequest) async throws -> [WebSessionRecord] {
         var found: [WebSessionRecord] = []
-        for value in WebCookies.values(named: configuration.cookieName, in: request.headerFields) where WebCookies.isWellFormedID(value) {
+        for value in WebCookies.ids(named: configuration.cookieName, in: request.headerFields, limit: Self.maximumSessionCookieLookups) {
             if let record = try await sessions.session(Self.hash(value), idleLifetime: configuration.idleLifetime, now: now()) {
                 found.append(record)
             }
@@ -474,6 +511,17 @@ public struct WebSignIn: Sendable {
         answer.headerFields[.allow] = allowed
         return answer
     }
+
+    /// The codes a sign-in failure may name to the person at the browser: those of RFC 6749
+    /// and OpenID Connect, and the library's own checks. Anything else a provider sends is
+    /// not repeated.
+    static let registeredCodes: Set<OAuth2Error.Code> = [
+        .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType, .invalidScope, .accessDenied,
+        .unsupportedResponseType, .serverError, .temporarilyUnavailable, .interactionRequired, .loginRequired, .accountSelectionRequired,
+        .consentRequired, .invalidRequestURI, .invalidRequestObject, .invalidDPoPProof, .useDPoPNonce, .stateMismatch, .issuerMismatch,
+        .redirectMismatch, .invalidResponse, .invalidIDToken, .httpError, .network, .timeout, .tls, .cancelled, .insecureEndpoint,
+        .missingEndpoint, .invalidConfiguration,
+    ]
 
     /// The SHA-256 of `value`, base64url: how ids and bindings are stored.
     static func hash(_ value: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Array(value.utf8)))) }

@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import OAuth2JOSE
 
 /// The settings of a web app's sign-in (``WebSignIn``): where the app is, its routes, its
 /// cookie and its session lifetimes.
@@ -25,9 +27,15 @@ public struct WebSignInConfiguration: Sendable {
     public var postLogoutPath: String
     /// The scopes of every sign-in; routes may ask for more (``WebAccessRequirement``).
     public var scopes: [String]
-    /// The session cookie's name. With an `https` base URL the default is
-    /// `__Host-oauth2-session` (browsers then insist on `Secure`, `Path=/` and no `Domain`).
-    public var cookieName: String
+    /// The session cookie's name. With an `https` base URL it always starts with `__Host-`
+    /// (added to a name that lacks it): browsers then insist on `Secure`, `Path=/` and no
+    /// `Domain`, so a sibling subdomain cannot plant or overwrite the cookie. The default is
+    /// `__Host-oauth2-session` on `https`, `oauth2-session` on plain-HTTP loopback.
+    public var cookieName: String {
+        get { storedCookieName }
+        set { storedCookieName = Self.prefixed(newValue, for: publicBaseURL) }
+    }
+    private var storedCookieName: String
     /// The longest time between two requests of a session.
     public var idleLifetime: TimeInterval
     /// The longest time a session lasts, however much it is used.
@@ -44,7 +52,7 @@ public struct WebSignInConfiguration: Sendable {
     /// cookie it carries. Off by default: such a request can come from any site (a top-level
     /// GET carries a `SameSite=Lax` cookie), so any page could sign the app's users out. Turn
     /// it on only for a provider that sends neither, and accept that risk.
-    public var acceptsFrontChannelLogoutWithoutSessionID = false
+    public var acceptsFrontChannelLogoutWithoutSessionID: Bool
 
     /// Creates a configuration.
     ///
@@ -58,13 +66,15 @@ public struct WebSignInConfiguration: Sendable {
     ///   - backChannelLogoutPath: the back-channel logout route (the provider's POSTs).
     ///   - frontChannelLogoutPath: the front-channel logout route (the provider's frame).
     ///   - postLogoutPath: where the browser lands after a sign-out.
-    ///   - cookieName: the session cookie's name; by default `__Host-oauth2-session` for an
-    ///     `https` base URL, else `oauth2-session`.
+    ///   - cookieName: the session cookie's name, `oauth2-session` by default; with an
+    ///     `https` base URL it gets the `__Host-` prefix when it lacks it.
     ///   - idleLifetime: 1 day by default (express-openid-connect's rolling duration).
     ///   - absoluteLifetime: 7 days by default.
     ///   - signInLifetime: how long a sign-in may take at the provider (10 minutes).
     ///   - allowedReturnOrigins: other origins `returnTo` may name.
     ///   - revokesTokensAtSignOut: revoke the tokens at sign-out (on by default).
+    ///   - acceptsFrontChannelLogoutWithoutSessionID: let a front-channel logout without
+    ///     `iss` and `sid` end the cookie's session (off by default; see the property).
     public init(
         publicBaseURL: URL,
         scopes: [String] = ["openid", "profile", "email"],
@@ -79,7 +89,8 @@ public struct WebSignInConfiguration: Sendable {
         absoluteLifetime: TimeInterval = 7 * 24 * 3600,
         signInLifetime: TimeInterval = 10 * 60,
         allowedReturnOrigins: [URL] = [],
-        revokesTokensAtSignOut: Bool = true
+        revokesTokensAtSignOut: Bool = true,
+        acceptsFrontChannelLogoutWithoutSessionID: Bool = false
     ) {
         self.publicBaseURL = publicBaseURL
         self.scopes = scopes
@@ -89,12 +100,13 @@ public struct WebSignInConfiguration: Sendable {
         self.backChannelLogoutPath = backChannelLogoutPath
         self.frontChannelLogoutPath = frontChannelLogoutPath
         self.postLogoutPath = postLogoutPath
-        self.cookieName = cookieName ?? (publicBaseURL.scheme?.lowercased() == "https" ? "__Host-oauth2-session" : "oauth2-session")
+        self.storedCookieName = Self.prefixed(cookieName ?? "oauth2-session", for: publicBaseURL)
         self.idleLifetime = idleLifetime
         self.absoluteLifetime = absoluteLifetime
         self.signInLifetime = signInLifetime
         self.allowedReturnOrigins = allowedReturnOrigins
         self.revokesTokensAtSignOut = revokesTokensAtSignOut
+        self.acceptsFrontChannelLogoutWithoutSessionID = acceptsFrontChannelLogoutWithoutSessionID
     }
 
     /// `publicBaseURL` + `path` (`publicBaseURL` itself if that is no URL).
@@ -115,8 +127,19 @@ public struct WebSignInConfiguration: Sendable {
         return !(host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]")
     }
 
-    /// The cookie that binds a pending sign-in to its browser (see ``PendingSignIn``).
+    /// `name` with the `__Host-` prefix when `base` is `https`.
+    static func prefixed(_ name: String, for base: URL) -> String {
+        base.scheme?.lowercased() == "https" && !name.hasPrefix("__Host-") ? "__Host-" + name : name
+    }
+
+    /// The start of the name of every cookie that binds a pending sign-in to its browser
+    /// (see ``PendingSignIn``).
     var bindingCookieName: String { cookieName + "-signin" }
 
-    package func bindingCookieName(state: String) -> String { bindingCookieName }
+    /// The cookie that binds the pending sign-in of `state` to its browser: one cookie per
+    /// sign-in, so that tabs signing in at once each keep theirs, and no value the request
+    /// brings is ever taken over as a binding.
+    package func bindingCookieName(state: String) -> String {
+        bindingCookieName + "-" + String(Base64URL.encode(Array(SHA256.hash(data: Array(state.utf8)))).prefix(12))
+    }
 }
