@@ -64,6 +64,7 @@ extension OAuth2Client {
 
     /// The token request itself, without ID-token validation.
     func sendGrant(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
+        let grant = grant.usesConfiguredScopes ? grant.addingScopes(configuration.scopes) : grant
         let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
         var parameters: [(String, String)] = [("grant_type", grant.type)]
         parameters += grant.parameters
@@ -95,15 +96,20 @@ extension OAuth2Client {
         }
     }
 
-    /// `client_credentials`: tokens for the client itself.
+    /// `client_credentials`: tokens for the client itself; the same as
+    /// `requestToken(.clientCredentials(scopes: scopes))`.
+    ///
+    /// - Parameter scopes: the scopes to ask for; `nil` asks for the configured ones.
     public func clientCredentials(scopes: [String]? = nil) async throws -> TokenSet {
-        try await requestToken(.clientCredentials(scopes: scopes ?? configuration.scopes))
+        try await requestToken(.clientCredentials(scopes: scopes))
     }
 
     /// `password`: the resource owner's credentials (legacy servers only; RFC 9700 forbids
-    /// it for new deployments).
+    /// it for new deployments); the same as `requestToken(.password(…))`.
+    ///
+    /// - Parameter scopes: the scopes to ask for; `nil` asks for the configured ones.
     public func password(username: String, password: String, scopes: [String]? = nil) async throws -> TokenSet {
-        try await requestToken(.password(username: username, password: password, scopes: scopes ?? configuration.scopes))
+        try await requestToken(.password(username: username, password: password, scopes: scopes))
     }
 
     /// Refreshes `tokens` through ``requestToken(_:requestedScopes:)`` (the one refresh
