@@ -17,6 +17,7 @@ import OAuth2
 ///
 /// A transport created with ``init(options:tls:proxies:environment:)`` owns its `HTTPClient`: call
 /// ``shutdown()`` when done, or use ``withTransport(options:tls:_:)``, which does it for you.
+/// ``shared`` is one for the whole process that nobody shuts down.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     /// TLS settings.
     public struct TLSOptions: Sendable {
@@ -42,6 +43,25 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     private let ownsClient: Bool
     private let options: TransportOptions
 
+    /// A transport for the whole process, for programs that do not want to own and shut down
+    /// an `HTTPClient`: made on first use with the default settings
+    /// (``init(options:tls:proxies:environment:)`` with its defaults, the process
+    /// environment's proxies and `SSL_CERT_FILE`), on AsyncHTTPClient's shared event-loop
+    /// group, and never shut down (``shutdown()`` does nothing on it).
+    ///
+    /// It is not AsyncHTTPClient's own `HTTPClient.shared`, whose settings follow up to 20
+    /// redirects and retry failed connection attempts: this transport never follows a
+    /// redirect (a token request's credentials would go along) and reports a failed TLS
+    /// handshake as such, not as a timeout.
+    ///
+    /// ```swift
+    /// let client = try await OAuth2Client(
+    ///     server: .issuer(URL(string: "https://accounts.example.com")!),
+    ///     configuration: ClientConfiguration(clientID: "my-service", clientSecret: secret),
+    ///     environment: HTTPEnvironment(transport: AsyncHTTPClientTransport.shared))
+    /// ```
+    public static let shared = AsyncHTTPClientTransport(owningClient: false)
+
     /// Creates a transport with its own `HTTPClient` on the shared event-loop group.
     ///
     /// Requests go through the HTTP proxies that `proxies` names for their URL, through a
@@ -54,11 +74,21 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     ///   - proxies: the HTTP proxies to use; `nil` reads them from `environment`.
     ///   - environment: where `SSL_CERT_FILE` and the proxy variables are read (the
     ///     process environment by default).
-    public init(
+    public convenience init(
         options: TransportOptions = TransportOptions(),
         tls: TLSOptions = TLSOptions(),
         proxies: ProxyEnvironment? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.init(options: options, tls: tls, proxies: proxies, environment: environment, owningClient: true)
+    }
+
+    private init(
+        options: TransportOptions = TransportOptions(),
+        tls: TLSOptions = TLSOptions(),
+        proxies: ProxyEnvironment? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        owningClient: Bool
     ) {
         var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
         tlsConfiguration.minimumTLSVersion = tls.minimumTLSVersion
@@ -90,7 +120,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         self.proxied = proxied
         self.proxies = proxies
-        self.ownsClient = true
+        self.ownsClient = owningClient
         self.options = options
     }
 
@@ -125,7 +155,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         return result
     }
 
-    /// Shuts down the `HTTPClient` this transport created (no-op for a wrapped client).
+    /// Shuts down the `HTTPClient` this transport created (no-op for a wrapped client and
+    /// for ``shared``).
     public func shutdown() async throws {
         guard ownsClient else { return }
         for client in proxied.values { try await client.shutdown() }

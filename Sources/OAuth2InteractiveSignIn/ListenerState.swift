@@ -62,6 +62,11 @@ final class ListenerState: Sendable {
         return accepted
     }
 
+    /// The connections accepted and not yet seen to close.
+    var connections: [any Channel] {
+        inner.withLock { Array($0.connections.values) }
+    }
+
     /// Hands a callback to the waiter (or queues it); `false` when the listener is closed.
     func deliver(_ callback: PendingCallback) -> Bool {
         let waiter = inner.withLock { inner -> CheckedContinuation<PendingCallback?, Never>?? in

@@ -94,6 +94,13 @@ public final class LoopbackRedirectListener: Sendable {
         redirectURI = URL(string: "http://\(authority)\(callbackPath)")!
     }
 
+    /// `true` once every socket of the listener is closed — the listening ones and every
+    /// connection it accepted — so that its port is free for anyone to bind. Tests read it to
+    /// prove the release without probing a port that another socket may have taken since.
+    package var isReleased: Bool {
+        (channels + state.connections).allSatisfy { !$0.isActive }
+    }
+
     /// A listener dropped without ``close()`` still releases its port.
     deinit {
         let (_, connections) = state.close()

@@ -38,8 +38,9 @@ extension TestProvider {
     /// its `verification_uri_complete`:
     ///
     /// ```swift
-    /// let tokens = try await loopbackSignIn(openBrowser: { url in try await provider.openInBrowser(url) })
-    /// try await provider.openInBrowser(URL(string: deviceAuthorization.verificationURIComplete)!)
+    /// let signIn = LoopbackSignIn(browser: .custom { url in (try? await provider.openInBrowser(url)) != nil })
+    /// let tokens = try await signIn.signIn(client: client)
+    /// if let complete = deviceAuthorization.verificationURIComplete { try await provider.openInBrowser(complete) }
     /// ```
     ///
     /// - Throws: ``TestProviderError`` `.errorPage` when the provider refuses; `.browser` when

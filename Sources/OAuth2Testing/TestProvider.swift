@@ -9,8 +9,8 @@ import OAuth2JOSE
 ///
 /// ```swift
 /// let provider = try await TestProvider.start(configuration: .demo)
-/// let client = try await OAuth2Client.discover(
-///     issuer: provider.issuer,
+/// let client = try await OAuth2Client(
+///     server: .issuer(provider.issuer),
 ///     configuration: ClientConfiguration(
 ///         clientID: TestProvider.Demo.publicClientID,
 ///         redirectURI: URL(string: "http://127.0.0.1:8765/callback")!,

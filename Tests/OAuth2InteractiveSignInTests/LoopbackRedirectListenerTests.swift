@@ -1,21 +1,23 @@
 import Foundation
 import OAuth2
+import OAuth2TestSupport
 import Testing
 @testable import OAuth2InteractiveSignIn
 
 /// The loopback redirect listener over real sockets.
 @Suite struct LoopbackRedirectListenerTests {
-    /// Binding `port` again proves the listener released it. While tests run in parallel the
-    /// freed port can become another socket's ephemeral port (an outgoing connection's local
-    /// port) before it is bound again; then a refused connection proves that nothing listens.
-    static func expectPortReleased(_ port: Int, host: LoopbackRedirectListener.Host = .ipv4) async throws {
-        do {
-            let again = try await LoopbackRedirectListener.start(host: host, port: port)
-            #expect(again.port == port)
-            await again.close()
-        } catch let error as OAuth2Error where error.message?.contains("in use") == true {
-            #expect(!RawHTTP.isListening(port: port, address: host == .ipv6 ? "::1" : "127.0.0.1"), "port \(port) still listens")
-        }
+    /// The listener's own sockets prove the release: every one is closed. Probing the port
+    /// instead would depend on other tests, which may bind the freed port at any moment.
+    static func expectReleased(_ listener: LoopbackRedirectListener, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(listener.isReleased, "the listener on port \(listener.port) still holds a socket", sourceLocation: sourceLocation)
+    }
+
+    /// On a port reserved for the test, binding it again proves the release to the system
+    /// itself: no other test can have taken it meanwhile.
+    static func expectBindable(_ reserved: ReservedPort, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let again = try await LoopbackRedirectListener.start(port: reserved.port)
+        #expect(again.port == reserved.port, sourceLocation: sourceLocation)
+        await again.close()
     }
 
     @Test func theCallbackIsHandedOverAndThePageIsSafe() async throws {
@@ -39,7 +41,7 @@ import Testing
         for reference in ["src=", "href=", "http://", "https://", "<script", "@import", "url("] {
             #expect(!page.body.contains(reference), "the page refers to something: \(reference)")
         }
-        try await Self.expectPortReleased(listener.port)
+        Self.expectReleased(listener)
     }
 
     @Test func otherPathsGetA404AndTheWaitGoesOn() async throws {
@@ -60,7 +62,7 @@ import Testing
         let callback = try await waiting.value
         #expect(callback.path == "/oauth/done")
         #expect(callback.query == "code=the-code&state=s")
-        try await Self.expectPortReleased(listener.port)
+        Self.expectReleased(listener)
     }
 
     @Test func aForeignHostHeaderIsRefused() async throws {
@@ -126,7 +128,7 @@ import Testing
             #expect(error.message?.contains(listener.redirectURI.absoluteString) == true)
         }
         #expect(ContinuousClock.now - started < .seconds(30))
-        try await Self.expectPortReleased(listener.port)
+        Self.expectReleased(listener)
         await #expect(throws: OAuth2Error.self, "a finished listener does not wait again") {
             try await listener.waitForCallback(timeout: .milliseconds(10))
         }
@@ -134,7 +136,6 @@ import Testing
 
     @Test func cancellationEndsTheWaitAndReleasesThePort() async throws {
         let listener = try await LoopbackRedirectListener.start()
-        let port = listener.port
         let waiting = Task { try await listener.waitForCallback(timeout: nil) }
         try await Task.sleep(for: .milliseconds(200))
         let started = ContinuousClock.now
@@ -146,34 +147,29 @@ import Testing
             #expect(error.code == .cancelled)
         }
         #expect(ContinuousClock.now - started < .seconds(30))
-        try await Self.expectPortReleased(port)
+        Self.expectReleased(listener)
     }
 
     @Test func closingWithAnIdleConnectionOpenStillReleasesThePort() async throws {
-        let listener = try await LoopbackRedirectListener.start()
+        let reserved = try ReservedPort()
+        let listener = try await LoopbackRedirectListener.start(port: reserved.port)
         try await RawHTTP.withIdleConnection(port: listener.port) {
             // A browser's speculative connection that never sends a request.
             try await Task.sleep(for: .milliseconds(100))
             await listener.close()
-            try await Self.expectPortReleased(listener.port)
+            Self.expectReleased(listener)
+            try await Self.expectBindable(reserved)
         }
     }
 
     @Test func aFixedPortIsUsedAndABusyOneIsReported() async throws {
-        // A port the system just handed out and took back; with tests running in parallel
-        // another socket may take it first, so a few ports are tried.
-        var attempt: (port: Int, listener: LoopbackRedirectListener)?
-        for _ in 0..<5 where attempt == nil {
-            let first = try await LoopbackRedirectListener.start()
-            await first.close()
-            if let fixed = try? await LoopbackRedirectListener.start(port: first.port, callbackPath: "/cb") {
-                attempt = (first.port, fixed)
-            }
-        }
-        let (port, fixed) = try #require(attempt)
-        #expect(fixed.redirectURI.absoluteString == "http://127.0.0.1:\(port)/cb")
+        // A port no other test can take (see ReservedPort): no retry, no race.
+        let reserved = try ReservedPort()
+        let fixed = try await LoopbackRedirectListener.start(port: reserved.port, callbackPath: "/cb")
+        #expect(fixed.port == reserved.port)
+        #expect(fixed.redirectURI.absoluteString == "http://127.0.0.1:\(reserved.port)/cb")
         do {
-            let second = try await LoopbackRedirectListener.start(port: port)
+            let second = try await LoopbackRedirectListener.start(port: reserved.port)
             await second.close()
             Issue.record("two listeners on one port")
         } catch let error as OAuth2Error {
@@ -181,6 +177,8 @@ import Testing
             #expect(error.message?.contains("in use") == true)
         }
         await fixed.close()
+        Self.expectReleased(fixed)
+        try await Self.expectBindable(reserved)
     }
 
     @Test func ipv6AndLocalhost() async throws {
@@ -189,7 +187,7 @@ import Testing
         async let v6Answer = RawHTTP.get("/callback?code=c6&state=s", port: v6.port, address: "::1")
         #expect(try await v6.waitForCallback(timeout: .seconds(10)).absoluteString == "http://[::1]:\(v6.port)/callback?code=c6&state=s")
         #expect(try await v6Answer.status == 200)
-        try await Self.expectPortReleased(v6.port, host: .ipv6)
+        Self.expectReleased(v6)
 
         let both = try await LoopbackRedirectListener.start(host: .localhost)
         #expect(both.redirectURI.absoluteString == "http://localhost:\(both.port)/callback")
@@ -199,7 +197,7 @@ import Testing
         let answer = try await RawHTTP.get("/callback?code=c&state=s", port: both.port, host: "localhost:\(both.port)")
         #expect(answer.status == 200)
         #expect(try await waiting.value.absoluteString == "http://localhost:\(both.port)/callback?code=c&state=s")
-        try await Self.expectPortReleased(both.port, host: .localhost)
+        Self.expectReleased(both)
     }
 
     @Test(arguments: ["callback", "/cb?x=1", "/cb#f", "/a b", ""])
@@ -217,21 +215,25 @@ import Testing
 
     @Test func withListenerClosesWhenTheBodyThrows() async throws {
         struct Boom: Error {}
-        let port = PortBox()
+        let reserved = try ReservedPort()
+        let escaped = ListenerBox()
         await #expect(throws: Boom.self) {
-            try await LoopbackRedirectListener.withListener { listener in
-                port.value = listener.port
+            try await LoopbackRedirectListener.withListener(port: reserved.port) { listener in
+                escaped.value = listener
+                #expect(!listener.isReleased, "a started listener holds its socket")
                 throw Boom()
             }
         }
-        try await Self.expectPortReleased(port.value)
+        Self.expectReleased(try #require(escaped.value))
+        try await Self.expectBindable(reserved)
     }
 }
 
-final class PortBox: @unchecked Sendable {
+/// A listener handed out of a closure.
+final class ListenerBox: @unchecked Sendable {
     private let lock = NSLock()
-    private var stored = 0
-    var value: Int {
+    private var stored: LoopbackRedirectListener?
+    var value: LoopbackRedirectListener? {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+import OAuth2TestSupport
 import Testing
 @testable import OAuth2InteractiveSignIn
 
@@ -67,7 +68,8 @@ import Testing
     @Test func withoutABrowserTheURLIsPrintedAndTheTimeoutEndsIt() async throws {
         try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let output = CapturedOutput()
-            let signIn = LoopbackSignIn(port: 0, timeout: .milliseconds(500), browser: .none, output: output)
+            let reserved = try ReservedPort()
+            let signIn = LoopbackSignIn(port: reserved.port, timeout: .milliseconds(500), browser: .none, output: output)
             do {
                 _ = try await signIn.signIn(client: try provider.client())
                 Issue.record("no response, yet tokens")
@@ -78,8 +80,9 @@ import Testing
             let printed = try #require(output.text.split(separator: "\n").first(where: { $0.contains("/authorize?") }))
             let url = try #require(URL(string: printed.trimmingCharacters(in: .whitespaces)))
             let redirect = try #require(url.queryValue("redirect_uri").flatMap(URL.init(string:)))
-            // The port is free again (or, if another socket took it meanwhile, not listening).
-            try await LoopbackRedirectListenerTests.expectPortReleased(try #require(redirect.port))
+            #expect(redirect.port == reserved.port)
+            // The port is free again: no other test can have taken it (see ReservedPort).
+            try await LoopbackRedirectListenerTests.expectBindable(reserved)
         }
     }
 

@@ -105,10 +105,9 @@ struct BackChannelLogoutTests {
     @Test("A relying party that does not answer does not stop the logout, and the delivery says so")
     func unreachableRelyingParty() async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
-            // A loopback port nobody listens on any more.
-            let gone = try await LocalHTTPServer { _ in .hang }
-            let uri = gone.baseURL.appendingPathComponent("backchannel-logout")
-            await gone.shutdown()
+            // A loopback port nobody listens on, held bound so that no server of a parallel
+            // test can take it (a shut-down server's port can).
+            let uri = URL(string: "http://127.0.0.1:\(try refusedPort())/backchannel-logout")!
             var registered = try #require(TestProvider.Configuration.demo.clients.first { $0.id == TestProvider.Demo.publicClientID })
             registered.backChannelLogoutURI = uri
             provider.register(registered)

@@ -190,10 +190,9 @@ struct ScriptingTests {
     @Test("The browser stand-in reports a target that does not answer, and refuses non-http URLs")
     func browserFailures() async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
-            // A port nothing listens on: a provider that was shut down.
-            let gone = try await TestProvider.start(configuration: .demo)
-            let url = gone.url(for: .jwks)
-            await gone.shutdown()
+            // A port nothing listens on, as for a provider that was shut down; held bound so
+            // that no server of a parallel test can take it (a shut-down provider's port can).
+            let url = URL(string: "http://127.0.0.1:\(try refusedPort())/jwks")!
             let refused = await Fixture.providerError { _ = try await provider.openInBrowser(url) }
             #expect(refused?.code == .browser)
             let https = await Fixture.providerError { _ = try await provider.followRedirect(from: URL(string: "https://127.0.0.1/")!) }

@@ -59,15 +59,12 @@ struct VaporAdapterTests {
         let base: String
     }
 
-    static func freePort() async throws -> Int {
-        let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        defer { probe.close(promise: nil) }
-        return try #require(probe.localAddress?.port)
-    }
-
     static func withApp(_ body: (App) async throws -> Void) async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
-            let port = try await freePort()
+            // A port no other test can take before the app listens on it (see ReservedPort).
+            let reserved = try ReservedPort()
+            defer { withExtendedLifetime(reserved) {} }
+            let port = reserved.port
             let configuration = WebSignInConfiguration(publicBaseURL: URL(string: "http://127.0.0.1:\(port)")!, scopes: ["openid", "profile", "offline_access"])
             provider.register(TestProvider.Client(
                 id: "vapor-app", secret: "vapor-secret", redirectURIs: [configuration.redirectURI],

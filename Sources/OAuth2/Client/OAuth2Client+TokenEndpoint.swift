@@ -18,14 +18,53 @@ extension OAuth2Client {
     ///
     /// An ID token in the response is verified (without a nonce: none was sent) before the
     /// tokens are returned; if it fails, the call throws and no token is returned.
+    ///
+    /// A `refresh_token` grant goes the way a ``Session``'s refresh goes (the session uses
+    /// this very path): an answer without a refresh token keeps the one sent (Glewlwyd,
+    /// LemonLDAP::NG); an HTTP 400 without an error object, Glewlwyd's answer to a dead
+    /// refresh token, is `invalid_grant`; a new ID token must name the issuer and subject of
+    /// ``Grant/previousIDTokenClaims`` when the grant has them (OIDC Core §12.2); with
+    /// ``ServerQuirks/scopesOnRefresh`` a grant without scopes sends the configuration's.
+    ///
+    /// - Throws: ``OAuth2Error``: the server's error (`invalid_grant` —
+    ///   ``OAuth2Error/requiresReauthorization`` — for a dead refresh token, an empty 400
+    ///   included), ``OAuth2Error/Code/invalidIDToken`` for an ID token that fails a check,
+    ///   a transport error.
     public func requestToken(_ grant: Grant, requestedScopes: [String]? = nil) async throws -> TokenSet {
+        if grant.type == Grant.refreshTokenType { return try await sendRefresh(grant, requestedScopes: requestedScopes) }
         let tokens = try await sendGrant(grant, requestedScopes: requestedScopes)
         try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
         return tokens
     }
 
+    /// The one refresh path: ``requestToken(_:requestedScopes:)`` with a `refresh_token`
+    /// grant, and through it ``refresh(_:scopes:)`` and every session's renewal.
+    private func sendRefresh(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
+        var grant = grant
+        if configuration.quirks.contains(.scopesOnRefresh) { grant = grant.addingScopes(configuration.scopes) }
+        var refreshed: TokenSet
+        do {
+            refreshed = try await sendGrant(grant, requestedScopes: requestedScopes)
+        } catch let error as OAuth2Error where error.inferredFromStatus && error.statusCode == 400 {
+            // Glewlwyd answers a revoked, expired or unknown refresh token with an empty 400,
+            // as it answers a wrong secret with an empty 403 (read as invalid_client).
+            var refused = error
+            refused.code = .invalidGrant
+            refused.message = "HTTP 400 without an error object in answer to a refresh: the server refused the refresh token."
+            throw refused
+        }
+        // OIDC Core §12.2: a new ID token names the same issuer and subject as the first.
+        try await validateIDToken(
+            in: refreshed,
+            expecting: IDTokenValidator.Expectations(accessToken: refreshed.accessToken, previous: grant.previousIDTokenClaims))
+        // RFC 6749 §6: without a new refresh token, the one sent stays valid.
+        if refreshed.refreshToken == nil { refreshed.refreshToken = grant.parameters.first { $0.0 == "refresh_token" }?.1 }
+        return refreshed
+    }
+
     /// The token request itself, without ID-token validation.
     func sendGrant(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
+        let grant = grant.usesConfiguredScopes ? grant.addingScopes(configuration.scopes) : grant
         let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
         var parameters: [(String, String)] = [("grant_type", grant.type)]
         parameters += grant.parameters
@@ -57,21 +96,28 @@ extension OAuth2Client {
         }
     }
 
-    /// `client_credentials`: tokens for the client itself.
+    /// `client_credentials`: tokens for the client itself; the same as
+    /// `requestToken(.clientCredentials(scopes: scopes))`.
+    ///
+    /// - Parameter scopes: the scopes to ask for; `nil` asks for the configured ones.
     public func clientCredentials(scopes: [String]? = nil) async throws -> TokenSet {
-        try await requestToken(.clientCredentials(scopes: scopes ?? configuration.scopes))
+        try await requestToken(.clientCredentials(scopes: scopes))
     }
 
     /// `password`: the resource owner's credentials (legacy servers only; RFC 9700 forbids
-    /// it for new deployments).
+    /// it for new deployments); the same as `requestToken(.password(…))`.
+    ///
+    /// - Parameter scopes: the scopes to ask for; `nil` asks for the configured ones.
     public func password(username: String, password: String, scopes: [String]? = nil) async throws -> TokenSet {
-        try await requestToken(.password(username: username, password: password, scopes: scopes ?? configuration.scopes))
+        try await requestToken(.password(username: username, password: password, scopes: scopes))
     }
 
-    /// Refreshes `tokens` and merges the answer into them: a response without a refresh
-    /// token keeps the current one (Glewlwyd), one with a new refresh token replaces it
-    /// (rotation, as django-oauth-toolkit does). A new ID token is verified and must name
-    /// the same issuer and subject as the current one; if it fails, nothing is returned.
+    /// Refreshes `tokens` through ``requestToken(_:requestedScopes:)`` (the one refresh
+    /// path) and merges the answer into them: a response without a refresh token keeps the
+    /// current one (Glewlwyd), one with a new refresh token replaces it (rotation, as
+    /// django-oauth-toolkit does), one without an ID token keeps the current ID token. A new
+    /// ID token is verified and must name the same issuer and subject as the current one; if
+    /// it fails, nothing is returned.
     ///
     /// Empty `scopes` keep the grant's scopes and send none — unless the configuration has
     /// ``ServerQuirks/scopesOnRefresh``, which sends the configuration's scopes.
@@ -84,24 +130,9 @@ extension OAuth2Client {
         guard let refreshToken = tokens.refreshToken else {
             throw OAuth2Error.client(.invalidRequest, "The token set has no refresh token.")
         }
-        var sentScopes = scopes
-        if sentScopes.isEmpty, configuration.quirks.contains(.scopesOnRefresh) { sentScopes = configuration.scopes }
-        let refreshed: TokenSet
-        do {
-            refreshed = try await sendGrant(
-                .refreshToken(refreshToken, scopes: sentScopes), requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
-        } catch let error as OAuth2Error where error.inferredFromStatus && error.statusCode == 400 {
-            // Glewlwyd answers a revoked, expired or unknown refresh token with an empty 400,
-            // as it answers a wrong secret with an empty 403 (read as invalid_client).
-            var refused = error
-            refused.code = .invalidGrant
-            refused.message = "HTTP 400 without an error object in answer to a refresh: the server refused the refresh token."
-            throw refused
-        }
-        // OIDC Core §12.2: a new ID token names the same issuer and subject as the first.
-        try await validateIDToken(
-            in: refreshed,
-            expecting: IDTokenValidator.Expectations(accessToken: refreshed.accessToken, previous: tokens.idTokenClaims))
+        let refreshed = try await requestToken(
+            .refreshToken(refreshToken, scopes: scopes, previousIDTokenClaims: tokens.idTokenClaims),
+            requestedScopes: scopes.nilIfEmpty ?? tokens.scopes)
         return tokens.merging(refreshed: refreshed)
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// ```swift
 /// let settings = try ClientSettings(contentsOf: URL(fileURLWithPath: "Okta.plist"))
-/// let client = try await OAuth2Client(settings: settings)
+/// let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration)
 /// ```
 ///
 /// ## The library's format

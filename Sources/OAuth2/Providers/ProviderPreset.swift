@@ -10,7 +10,7 @@ import HTTPTypes
 ///
 /// ```swift
 /// let client = try await OAuth2Client(
-///     preset: .github,
+///     server: .preset(.github),
 ///     configuration: ClientConfiguration(clientID: id, clientSecret: secret,
 ///                                        redirectURI: URL(string: "http://127.0.0.1:8080/cb")!))
 ///

@@ -12,8 +12,10 @@ extension Session {
     ///
     /// ```swift
     /// let downstream = try await session.exchange(audiences: ["https://backend.example.com"])
-    /// try await other.signIn { client in
-    ///     guard let tokens = try await client.exchangeToken(request).tokenSet else { throw … }
+    /// try await backendSession.signIn { client in
+    ///     guard let tokens = try await client.exchangeToken(request).tokenSet else {
+    ///         throw OAuth2Error(.invalidResponse, source: .server, message: "The exchange issued no token set.")
+    ///     }
     ///     return tokens
     /// }
     /// ```

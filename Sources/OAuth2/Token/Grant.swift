@@ -17,12 +17,29 @@ public struct Grant: Sendable, CustomStringConvertible {
     public let parameters: [(String, String)]
     /// The scopes asked for, used when the response omits `scope`.
     public let requestedScopes: [String]?
+    /// For a `refresh_token` grant, the claims of the ID token being refreshed: a new ID
+    /// token in the answer must name the same issuer and subject (OIDC Core §12.2).
+    public let previousIDTokenClaims: IDTokenClaims?
+
+    /// Whether the client adds its configured scopes when it sends the grant
+    /// (``clientCredentials(scopes:)`` and ``password(username:password:scopes:)`` without
+    /// scopes).
+    let usesConfiguredScopes: Bool
 
     /// Creates any grant.
     public init(type: String, parameters: [(String, String)], requestedScopes: [String]? = nil) {
+        self.init(type: type, parameters: parameters, requestedScopes: requestedScopes, previousIDTokenClaims: nil)
+    }
+
+    private init(
+        type: String, parameters: [(String, String)], requestedScopes: [String]?, previousIDTokenClaims: IDTokenClaims? = nil,
+        usesConfiguredScopes: Bool = false
+    ) {
         self.type = type
         self.parameters = parameters
         self.requestedScopes = requestedScopes
+        self.previousIDTokenClaims = previousIDTokenClaims
+        self.usesConfiguredScopes = usesConfiguredScopes
     }
 
     /// `authorization_code` with its PKCE verifier (RFC 6749 §4.1.3, RFC 7636 §4.5).
@@ -34,26 +51,66 @@ public struct Grant: Sendable, CustomStringConvertible {
     }
 
     /// `client_credentials` (RFC 6749 §4.4).
-    public static func clientCredentials(scopes: [String] = []) -> Grant {
-        Grant(type: "client_credentials", parameters: scopeParameter(scopes), requestedScopes: scopes.nilIfEmpty)
+    ///
+    /// - Parameter scopes: the scopes to ask for; `nil` (the default) asks for the client's
+    ///   configured ones (``ClientConfiguration/scopes``), as
+    ///   ``OAuth2Client/clientCredentials(scopes:)`` does; `[]` sends no `scope`.
+    public static func clientCredentials(scopes: [String]? = nil) -> Grant {
+        Grant(
+            type: "client_credentials", parameters: scopeParameter(scopes ?? []), requestedScopes: scopes?.nilIfEmpty,
+            usesConfiguredScopes: scopes == nil)
     }
 
     /// `password` (RFC 6749 §4.3; deprecated by RFC 9700, kept for legacy servers).
-    public static func password(username: String, password: String, scopes: [String] = []) -> Grant {
+    ///
+    /// - Parameter scopes: the scopes to ask for; `nil` (the default) asks for the client's
+    ///   configured ones, as ``OAuth2Client/password(username:password:scopes:)`` does; `[]`
+    ///   sends no `scope`.
+    public static func password(username: String, password: String, scopes: [String]? = nil) -> Grant {
         Grant(
             type: "password",
-            parameters: [("username", username), ("password", password)] + scopeParameter(scopes),
-            requestedScopes: scopes.nilIfEmpty
+            parameters: [("username", username), ("password", password)] + scopeParameter(scopes ?? []),
+            requestedScopes: scopes?.nilIfEmpty,
+            usesConfiguredScopes: scopes == nil
         )
     }
 
     /// `refresh_token` (RFC 6749 §6). `scopes` may narrow the grant; empty keeps it.
-    public static func refreshToken(_ refreshToken: String, scopes: [String] = []) -> Grant {
+    ///
+    /// ``OAuth2Client/requestToken(_:requestedScopes:)`` sends it as a session's refresh
+    /// does: an answer without a refresh token keeps `refreshToken`, an HTTP 400 without an
+    /// error object (Glewlwyd's) is `invalid_grant`, and a new ID token must name the issuer
+    /// and subject of `previousIDTokenClaims` when given (OIDC Core §12.2).
+    ///
+    /// ```swift
+    /// let renewed = try await client.requestToken(
+    ///     .refreshToken(refreshToken, previousIDTokenClaims: tokens.idTokenClaims))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - refreshToken: the refresh token.
+    ///   - scopes: scopes to narrow the grant to; empty keeps the grant's.
+    ///   - previousIDTokenClaims: the claims of the ID token being refreshed
+    ///     (`TokenSet.idTokenClaims`), if any.
+    public static func refreshToken(_ refreshToken: String, scopes: [String] = [], previousIDTokenClaims: IDTokenClaims? = nil) -> Grant {
         Grant(
-            type: "refresh_token",
+            type: refreshTokenType,
             parameters: [("refresh_token", refreshToken)] + scopeParameter(scopes),
-            requestedScopes: scopes.nilIfEmpty
+            requestedScopes: scopes.nilIfEmpty,
+            previousIDTokenClaims: previousIDTokenClaims
         )
+    }
+
+    /// The refresh grant's `grant_type` (RFC 6749 §6).
+    static let refreshTokenType = "refresh_token"
+
+    /// This grant with `scopes` (the configuration's) when it sends none: for a grant made
+    /// to use them, and for a refresh with ``ServerQuirks/scopesOnRefresh``.
+    func addingScopes(_ scopes: [String]) -> Grant {
+        guard !scopes.isEmpty, !parameters.contains(where: { $0.0 == "scope" }) else { return self }
+        return Grant(
+            type: type, parameters: parameters + Self.scopeParameter(scopes), requestedScopes: requestedScopes ?? scopes,
+            previousIDTokenClaims: previousIDTokenClaims)
     }
 
     /// The device code grant (RFC 8628 §3.4): `urn:ietf:params:oauth:grant-type:device_code`

@@ -9,7 +9,7 @@ import HTTPTypes
 ///
 /// ```swift
 /// let type: TokenTypeURI = .accessToken            // urn:ietf:params:oauth:token-type:access_token
-/// let parsed = TokenTypeURI(name: "jwt")           // short names are understood too
+/// let other: TokenTypeURI = "urn:example:token-type:ticket"   // any URI, as a string literal
 /// ```
 public struct TokenTypeURI: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral,
     CustomStringConvertible

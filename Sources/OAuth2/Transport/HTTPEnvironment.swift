@@ -11,7 +11,7 @@ import Logging
 ///
 /// ```swift
 /// var environment = HTTPEnvironment(transport: AsyncHTTPClientTransport.shared)
-/// environment.interceptors = [TraceHeaders()]
+/// environment.interceptors = [TraceHeaders()]   // your own HTTPInterceptor
 /// environment.logger = Logger(label: "auth")
 /// let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration, environment: environment)
 /// ```

@@ -42,13 +42,6 @@ enum RawHTTP {
         return try await body()
     }
 
-    /// Whether anything listens on `port` of `address`: a refused connection means nothing does.
-    static func isListening(port: Int, address: String = "127.0.0.1") -> Bool {
-        guard let fd = try? openSocket(port: port, address: address) else { return false }
-        close(fd)
-        return true
-    }
-
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }

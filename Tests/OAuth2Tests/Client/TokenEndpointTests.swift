@@ -23,6 +23,23 @@ import Testing
         #expect(forms[2]["assertion"] == "a.b.c")
     }
 
+    @Test func clientCredentialsAndPasswordHaveOneDefault() async throws {
+        // The configured scopes ("openid read"), whether the grant is sent through its
+        // method or through requestToken; explicit scopes replace them, [] sends none.
+        let transport = StubTransport(json: #"{"access_token":"at-1","token_type":"Bearer"}"#)
+        let client = try Fixtures.client(transport)
+        let viaMethod = try await client.clientCredentials()
+        let viaGrant = try await client.requestToken(.clientCredentials())
+        _ = try await client.requestToken(.clientCredentials(scopes: ["write"]))
+        _ = try await client.requestToken(.clientCredentials(scopes: []))
+        _ = try await client.password(username: "alice", password: "pw")
+        _ = try await client.requestToken(.password(username: "alice", password: "pw"))
+        let scopes = transport.sent.map { $0.form["scope"] }
+        #expect(scopes == ["openid read", "openid read", "write", nil, "openid read", "openid read"])
+        #expect(viaMethod.scopes == ["openid", "read"], "the scopes asked for, when the answer omits scope")
+        #expect(viaGrant.scopes == viaMethod.scopes)
+    }
+
     @Test func extrasAndHeadersPerRequestKind() async throws {
         let transport = StubTransport(json: StubTransport.tokenJSON)
         var configuration = Fixtures.configuration()
