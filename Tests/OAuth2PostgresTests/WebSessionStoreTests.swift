@@ -218,6 +218,50 @@ struct WebSessionStoreTests {
         }
     }
 
+    @Test("Each new pending sign-in removes at most 16 expired ones, oldest first: after a flood of 40 has expired, three new ones leave only themselves")
+    func insertRemovesExpiredPendingSignIns() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("web")
+        try await PostgresFixture.withDatabase(dropping: schema) { database in
+            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let clock = ManualDate(PostgresFixture.now)
+            try await PostgresFixture.withStore(schema: schema, keyRing: ring, now: clock.function) { store in
+                let sessions = PostgresWebSessionStore(store: store)
+                let table = "\(schema).oauth2_web_pending_sign_ins"
+                // The flood: 40 login hits, each pending for 10 minutes, one second apart.
+                let start = clock.now
+                var flood: [PendingSignIn] = []
+                for index in 0..<40 {
+                    var pending = try await Self.pending(now: start.addingTimeInterval(TimeInterval(index)))
+                    pending.expiresAt = start.addingTimeInterval(TimeInterval(600 + index))
+                    flood.append(pending)
+                    try await sessions.insert(pending)
+                }
+                #expect(try await Self.count(database, table) == 40, "nothing had expired yet")
+
+                // Well after: each real sign-in's insert removes 16 of them, the oldest first.
+                clock.advance(by: 3600)
+                var live: [PendingSignIn] = []
+                for expected: Int64 in [25, 10, 3] {
+                    let pending = try await Self.pending(now: clock.now)
+                    live.append(pending)
+                    try await sessions.insert(pending)
+                    #expect(try await Self.count(database, table) == expected)
+                    if live.count == 1 {
+                        let left = try await database.execute(PostgresQuery(unsafeSQL: "SELECT state_hash FROM \(table)")).decode(String.self)
+                        let expired = Set(flood[16...].map { PostgresWebSessionStore.hash($0.request.state) })
+                        #expect(Set(left) == expired.union([PostgresWebSessionStore.hash(pending.request.state)]), "the 16 oldest went")
+                    }
+                }
+                let left = try await database.execute(PostgresQuery(unsafeSQL: "SELECT state_hash FROM \(table)")).decode(String.self)
+                #expect(Set(left) == Set(live.map { PostgresWebSessionStore.hash($0.request.state) }))
+                for pending in live {
+                    #expect(try await sessions.takePendingSignIn(state: pending.request.state, now: clock.now) == pending)
+                }
+            }
+        }
+    }
+
     @Test("Two replicas (two pools) race 20 takes of each of 10 states: each state is taken exactly once")
     func pendingSignInTakenOnceAcrossReplicas() async throws {
         IntegrationLog.record()
