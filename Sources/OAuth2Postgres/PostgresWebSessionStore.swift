@@ -36,7 +36,9 @@ import PostgresNIO
 ///   forward.
 /// - A pending sign-in is one row under the SHA-256 of its `state` (base64url), taken by one
 ///   `DELETE … RETURNING`: two replicas that receive the same callback cannot both complete it.
-///   Its record (the PKCE verifier, the nonce) is sealed in the same way.
+///   Its record (the PKCE verifier, the nonce) is sealed in the same way. Each new one also
+///   removes a few expired ones (at most ``expiredPendingRemovedPerInsert``), so that a flood
+///   of login hits leaves no backlog once it has passed.
 ///
 /// Expired rows are never served; ``session(_:idleLifetime:now:)`` deletes the one it meets,
 /// and ``removeExpired(idleLifetime:now:)`` (a scheduled job) deletes the rest.
@@ -221,8 +223,14 @@ public struct PostgresWebSessionStore: WebSessionStore {
 
     // MARK: - Pending sign-ins
 
+    /// How many expired pending sign-ins each ``insert(_:)`` removes at most.
+    public static let expiredPendingRemovedPerInsert = 16
+
     /// See `WebSessionStore.insert(_:)`: keeps `pending` under the hash of its request's
-    /// `state` until it expires.
+    /// `state` until it expires; in the same statement, removes up to
+    /// ``expiredPendingRemovedPerInsert`` pending sign-ins that have expired by the store's
+    /// clock (``PostgresTokenStore/Configuration/now``), oldest first — bounded work, through
+    /// the index on `expires_at`, skipping rows another replica is removing.
     ///
     /// - Throws: ``PostgresTokenStoreError``.
     public func insert(_ pending: PendingSignIn) async throws {
@@ -231,9 +239,18 @@ public struct PostgresWebSessionStore: WebSessionStore {
         let stateHash = Self.hash(pending.request.state)
         let (keyID, sealed) = try seal(pending, what: Self.pendingKind)
         let bytes = ByteBuffer(bytes: sealed)
+        let now = store.configuration.now()
+        let limit = Int64(Self.expiredPendingRemovedPerInsert)
         try await store.withPooledConnection("recording a pending sign-in") { [logger = store.logger] connection in
+            // The row being written is never among those removed: one statement may not both
+            // delete and upsert a row.
             let query: PostgresQuery = """
-                INSERT INTO \(unescaped: table) (state_hash, key_id, record, expires_at) VALUES (\(stateHash), \(keyID), \(bytes), \(pending.expiresAt))
+                WITH expired AS (
+                    DELETE FROM \(unescaped: table) WHERE state_hash IN (
+                        SELECT state_hash FROM \(unescaped: table) WHERE expires_at <= \(now) AND state_hash <> \(stateHash)
+                        ORDER BY expires_at LIMIT \(limit) FOR UPDATE SKIP LOCKED))
+                INSERT INTO \(unescaped: table) (state_hash, key_id, record, expires_at)
+                VALUES (\(stateHash), \(keyID), \(bytes), \(pending.expiresAt))
                 ON CONFLICT (state_hash) DO UPDATE SET key_id = excluded.key_id, record = excluded.record, expires_at = excluded.expires_at
                 """
             try await connection.run(query, logger: logger)
