@@ -277,7 +277,7 @@ extension PostgresTokenStore {
             """
         var found: (Int64, String, ByteBuffer)?
         do {
-            found = try await withDeadline("reading the row of \(key)") { [logger] in
+            found = try await withDeadline("reading the row of \(key)", on: connection) { [logger] in
                 var found: (Int64, String, ByteBuffer)?
                 for try await row in try await connection.rows(query, logger: logger).decode((Int64, String, ByteBuffer).self) {
                     found = row
@@ -348,7 +348,7 @@ extension PostgresTokenStore {
         }
         var written: Int64?
         do {
-            written = try await withDeadline("writing the row of \(key)") { [logger] in
+            written = try await withDeadline("writing the row of \(key)", on: connection) { [logger] in
                 var written: Int64?
                 for try await (version, _) in try await connection.rows(query, logger: logger).decode((Int64, String?).self) {
                     written = version
@@ -381,7 +381,7 @@ extension PostgresTokenStore {
             """
         var deleted = false
         do {
-            deleted = try await withDeadline("removing the row of \(key)") { [logger] in
+            deleted = try await withDeadline("removing the row of \(key)", on: connection) { [logger] in
                 var deleted = false
                 for try await _ in try await connection.rows(query, logger: logger).decode((Int64, String?).self) { deleted = true }
                 return deleted
@@ -392,7 +392,7 @@ extension PostgresTokenStore {
                 SELECT version FROM \(unescaped: table)
                 WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
                 """
-            deleted = try await withDeadline("removing the row of \(key)") { [logger] in
+            deleted = try await withDeadline("removing the row of \(key)", on: connection) { [logger] in
                 var found = false
                 for try await _ in try await connection.rows(check, logger: logger).decode(Int64.self) { found = true }
                 return found
