@@ -49,10 +49,11 @@ struct UnansweredTransactionEndTests {
         url.port = relay.port
         let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
         // No cache, so no listener: every connection through the relay is the pool's. The
-        // query timeout only has to pass once: what is held back is never sent.
+        // query timeout passes once for sure (what is held back is never sent); it is long
+        // enough for the migration and the lock on a busy machine.
         let store = try PostgresTokenStore(
             postgres: PostgresFixture.clientConfiguration(url: url.string, maximumConnections: 2),
-            configuration: .init(schema: schema, cacheCapacity: 0, queryTimeout: .seconds(3)),
+            configuration: .init(schema: schema, cacheCapacity: 0, queryTimeout: .seconds(10)),
             keyRing: ring, logger: PostgresFixture.logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
