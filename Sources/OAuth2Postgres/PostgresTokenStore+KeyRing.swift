@@ -182,12 +182,12 @@ struct RowCipher: Sendable {
         return plaintext
     }
 
-    /// `plaintext` sealed into one self-describing value, for a column that has no key id
-    /// column beside it: a format byte (1), the key id's length (one byte), the key id, then
-    /// nonce + ciphertext + tag.
-    func sealEnvelope(_ plaintext: Data, binding: [String]) throws -> [UInt8] {
+    /// `plaintext` sealed into one self-describing value (the web tables', whose key id
+    /// column came later): a format byte (1), the key id's length (one byte), the key id,
+    /// then nonce + ciphertext + tag; and the key id.
+    func sealEnvelope(_ plaintext: Data, binding: [String]) throws -> (keyID: String, sealed: [UInt8]) {
         let (keyID, sealed) = try seal(plaintext, binding: binding)
-        return [1, UInt8(keyID.utf8.count)] + Array(keyID.utf8) + Array(sealed)
+        return (keyID, [1, UInt8(keyID.utf8.count)] + Array(keyID.utf8) + Array(sealed))
     }
 
     /// The plaintext of a ``sealEnvelope(_:binding:)`` value.

@@ -18,7 +18,7 @@ extension PostgresTokenStore {
                 // Through the lease deadline: with the database out of reach, the listener
                 // tries again after the reconnect delay.
                 try await withLease { [logger, channel] connection in
-                    let pid = try await self.withDeadline("starting the listener") {
+                    let pid = try await self.withDeadline("starting the listener", on: connection) {
                         var pid: Int32 = 0
                         for try await value in try await connection.rows("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) {
                             pid = value

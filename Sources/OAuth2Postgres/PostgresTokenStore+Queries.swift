@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import Logging
+import NIOCore
 import OAuth2
 import PostgresNIO
 
@@ -52,7 +53,7 @@ extension PostgresTokenStore {
         do {
             let attempt = {
                 try await self.withLease { connection in
-                    try await self.withDeadline(operation) { try await body(connection) }
+                    try await self.withDeadline(operation, on: connection) { try await body(connection) }
                 }
             }
             return try await idempotent ? retryingLostConnections(attempt) : attempt()
@@ -134,34 +135,40 @@ extension PostgresTokenStore {
         }
     }
 
-    /// Runs `body` (queries on one connection), throwing
+    /// Runs `body` (queries on `connection`), throwing
     /// ``PostgresTokenStoreError/Code/connectionFailed`` if it has not answered within
     /// `timeout` (``Configuration/queryTimeout`` unless given). A query that the database
-    /// never answers is left behind (it ends when its connection goes), not waited for:
-    /// PostgresNIO does not end one on cancellation.
+    /// never answers is left behind, not waited for (PostgresNIO does not end one on
+    /// cancellation), and `connection` is closed before the error is thrown: its state is
+    /// unknown — a `COMMIT` or `ROLLBACK` held up on the way would leave it inside a
+    /// transaction, holding its advisory lock — so it never goes back to the pool. Its
+    /// server process ends (and rolls back what it had not committed) when the connection
+    /// reaches it closed.
     func withDeadline<T: Sendable>(
-        _ operation: String, timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T
+        _ operation: String, on connection: PostgresConnection, timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let timeout = timeout ?? configuration.queryTimeout
         let pending = Locked<CheckedContinuation<T, any Error>?>(nil)
         let tasks = Locked<[Task<Void, Never>]>([])
-        let finish: @Sendable (Result<T, any Error>) -> Void = { result in
+        let finish: @Sendable (Result<T, any Error>, _ timedOut: Bool) -> Void = { result, timedOut in
             guard let continuation = pending.withLock({ value -> CheckedContinuation<T, any Error>? in
                 defer { value = nil }
                 return value
             }) else { return }
             for task in tasks.withLock({ $0 }) { task.cancel() }
+            // Closed before the caller hears of it, and so before the pool can lend it again.
+            if timedOut { let _: EventLoopFuture<Void> = connection.close() }
             continuation.resume(with: result)
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 pending.withLock { $0 = continuation }
                 let work = Task {
-                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+                    do { finish(.success(try await body()), false) } catch { finish(.failure(error), false) }
                 }
                 let timer = Task {
                     guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                    finish(.failure(PostgresTokenStoreError(.connectionFailed, "\(operation) failed: no answer from the database within \(timeout)")))
+                    finish(.failure(PostgresTokenStoreError(.connectionFailed, "\(operation) failed: no answer from the database within \(timeout)")), true)
                 }
                 tasks.withLock { $0 = [work, timer] }
                 if pending.withLock({ $0 == nil }) { work.cancel(); timer.cancel() }
@@ -174,7 +181,7 @@ extension PostgresTokenStore {
     /// Rolls back the transaction on `connection`, if the connection is still there (a
     /// connection that closed took its transaction with it).
     func rollback(_ connection: PostgresConnection) async {
-        _ = try? await withDeadline("rolling back") { [logger] in
+        _ = try? await withDeadline("rolling back", on: connection) { [logger] in
             try await connection.run("ROLLBACK", logger: logger)
         }
     }

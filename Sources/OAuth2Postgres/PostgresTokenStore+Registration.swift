@@ -118,7 +118,7 @@ extension PostgresTokenStore: RegistrationStore {
             return try await withPooledConnection(operation, body)
         }
         do {
-            return try await withDeadline(operation) { try await body(transaction.connection) }
+            return try await withDeadline(operation, on: transaction.connection) { try await body(transaction.connection) }
         } catch {
             throw PostgresTokenStoreError.mapping(error, during: operation)
         }

@@ -207,8 +207,9 @@ extension PostgresTokenStore {
         return keys.count
     }
 
-    /// How many rows each key id seals, sessions' and registrations' together: a key of the
-    /// ring can go once no row names it.
+    /// How many rows each key id seals — sessions', registrations', and
+    /// ``PostgresWebSessionStore``'s web sessions' and pending sign-ins' together: a key of
+    /// the ring can go once no row names it.
     ///
     /// - Throws: connection errors.
     public func keyUsage() async throws -> [String: Int] {
@@ -216,7 +217,9 @@ extension PostgresTokenStore {
         let query: PostgresQuery = """
             SELECT key_id, count(*) FROM (
                 SELECT key_id FROM \(unescaped: schema).oauth2_sessions
-                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_registrations) AS rows
+                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_registrations
+                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_web_sessions
+                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_web_pending_sign_ins) AS rows
             GROUP BY key_id
             """
         return try await withPooledConnection("counting rows by key") { [logger] connection in
@@ -230,10 +233,16 @@ extension PostgresTokenStore {
 
     /// Seals again with the current key up to `limit` rows sealed with an older one, each
     /// session's under its lock (so that no renewal is overwritten), then registrations'
-    /// (a registration written meanwhile is left as it is); returns how many.
+    /// (a registration written meanwhile is left as it is), then ``PostgresWebSessionStore``'s
+    /// web sessions and pending sign-ins sealed with a previous key of the ring (one written
+    /// meanwhile is left as it is; one that does not open is no session, and is removed);
+    /// returns how many rows it sealed again or removed. Call it until it returns 0.
     ///
-    /// - Throws: ``PostgresTokenStoreError/Code/unknownKey`` for a row whose key the ring
-    ///   lacks; connection errors.
+    /// Web rows of a key the ring no longer holds are left: they open nowhere, go when
+    /// read, and ``keyUsage()`` names their key until then.
+    ///
+    /// - Throws: ``PostgresTokenStoreError/Code/unknownKey`` for a session's or
+    ///   registration's row whose key the ring lacks; connection errors.
     @discardableResult
     public func resealRows(limit: Int = 1000) async throws -> Int {
         try await migrate()
@@ -253,7 +262,9 @@ extension PostgresTokenStore {
             }
             if done { resealed += 1 }
         }
-        return resealed + (try await resealRegistrationRows(limit: max(0, limit) - keys.count))
+        let registrations = try await resealRegistrationRows(limit: max(0, limit) - keys.count)
+        let web = try await PostgresWebSessionStore(store: self).resealRows(limit: max(0, limit) - keys.count - registrations)
+        return resealed + registrations + web
     }
 
     // MARK: - SQL
@@ -266,7 +277,7 @@ extension PostgresTokenStore {
             """
         var found: (Int64, String, ByteBuffer)?
         do {
-            found = try await withDeadline("reading the row of \(key)") { [logger] in
+            found = try await withDeadline("reading the row of \(key)", on: connection) { [logger] in
                 var found: (Int64, String, ByteBuffer)?
                 for try await row in try await connection.rows(query, logger: logger).decode((Int64, String, ByteBuffer).self) {
                     found = row
@@ -337,7 +348,7 @@ extension PostgresTokenStore {
         }
         var written: Int64?
         do {
-            written = try await withDeadline("writing the row of \(key)") { [logger] in
+            written = try await withDeadline("writing the row of \(key)", on: connection) { [logger] in
                 var written: Int64?
                 for try await (version, _) in try await connection.rows(query, logger: logger).decode((Int64, String?).self) {
                     written = version
@@ -370,7 +381,7 @@ extension PostgresTokenStore {
             """
         var deleted = false
         do {
-            deleted = try await withDeadline("removing the row of \(key)") { [logger] in
+            deleted = try await withDeadline("removing the row of \(key)", on: connection) { [logger] in
                 var deleted = false
                 for try await _ in try await connection.rows(query, logger: logger).decode((Int64, String?).self) { deleted = true }
                 return deleted
@@ -381,7 +392,7 @@ extension PostgresTokenStore {
                 SELECT version FROM \(unescaped: table)
                 WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
                 """
-            deleted = try await withDeadline("removing the row of \(key)") { [logger] in
+            deleted = try await withDeadline("removing the row of \(key)", on: connection) { [logger] in
                 var found = false
                 for try await _ in try await connection.rows(check, logger: logger).decode(Int64.self) { found = true }
                 return found

@@ -17,14 +17,18 @@ import PostgresNIO
 /// `oauth2_registrations(issuer, client_id, key_id, sealed, updated_at)`, the client
 /// registrations (`RegistrationStore`), sealed like the sessions' rows. Registrations that
 /// earlier versions kept as session rows (account `.registration`) cannot be converted in
-/// SQL (they are sealed): each moves to the new table the first time it is loaded.
+/// SQL (they are sealed): each moves to the new table the first time it is loaded. Version 6
+/// gives both web tables a `key_id` column (indexed), so that key rotation counts and reseals
+/// their rows: it is read, in SQL, from the sealed value, which names its key in its first
+/// bytes (see `RowCipher.sealEnvelope`); a row whose value names no key is no sealed value,
+/// never opens, and goes.
 ///
 /// Migrations run in one transaction under an advisory lock of the schema, so replicas
 /// that start together migrate once; the applied versions are rows of
 /// `oauth2_schema_migrations`.
 enum StoreSchema {
     /// The newest schema version this library knows.
-    static let currentVersion = 5
+    static let currentVersion = 6
 
     struct Migration: Sendable {
         let version: Int
@@ -106,6 +110,26 @@ enum StoreSchema {
                 """,
                 "CREATE INDEX oauth2_registrations_key_id ON \(schema).oauth2_registrations (key_id)",
             ]
+        },
+        Migration(version: 6, description: "key id column of the web tables") { schema in
+            ["oauth2_web_sessions", "oauth2_web_pending_sign_ins"].flatMap { table in
+                [
+                    "ALTER TABLE \(schema).\(table) ADD COLUMN key_id text",
+                    // The sealed value: 1, the key id's length n, the key id (printable
+                    // ASCII), then at least one byte more. CASE keeps each test behind the
+                    // ones that make it safe.
+                    """
+                    UPDATE \(schema).\(table) SET key_id = CASE
+                        WHEN length(record) < 3 THEN NULL
+                        WHEN get_byte(record, 0) <> 1 OR get_byte(record, 1) = 0 OR length(record) <= 2 + get_byte(record, 1) THEN NULL
+                        WHEN encode(substring(record FROM 3 FOR get_byte(record, 1)), 'hex') !~ '^(2[1-9a-f]|[3-6][0-9a-f]|7[0-9a-e])+$' THEN NULL
+                        ELSE convert_from(substring(record FROM 3 FOR get_byte(record, 1)), 'UTF8') END
+                    """,
+                    "DELETE FROM \(schema).\(table) WHERE key_id IS NULL",
+                    "ALTER TABLE \(schema).\(table) ALTER COLUMN key_id SET NOT NULL",
+                    "CREATE INDEX \(table)_key_id ON \(schema).\(table) (key_id)",
+                ]
+            }
         },
     ]
 

@@ -231,7 +231,10 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     ///
     /// When the connection is lost after `body` returned, the call throws only if `body`
     /// wrote something (those writes are rolled back); a body that wrote nothing, or whose
-    /// writes all failed, keeps its answer.
+    /// writes all failed, keeps its answer. A `COMMIT` (or `ROLLBACK`) that goes unanswered
+    /// for ``Configuration/queryTimeout`` closes the connection instead of returning it to
+    /// the pool, so that no connection goes on inside the transaction, holding the lock;
+    /// whether the database received that `COMMIT` cannot be known then.
     ///
     /// - Throws: what `body` throws, unchanged; ``PostgresTokenStoreError`` with
     ///   ``PostgresTokenStoreError/Code/lockTimeout`` when the lock was not granted in time,
@@ -282,7 +285,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
         let logger = self.logger
         let backendPID: Int32
         do {
-            backendPID = try await self.withDeadline("starting the transaction of \(key)") {
+            backendPID = try await self.withDeadline("starting the transaction of \(key)", on: connection) {
                 try await connection.run("BEGIN", logger: logger)
                 // `SET LOCAL lock_timeout`, with the value as a parameter.
                 let rows = try await connection.rows(
@@ -303,7 +306,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
             // The server gives up at the lock timeout; the deadline is for a server
             // that does not answer at all.
             let deadline = self.configuration.lockTimeout + self.configuration.queryTimeout
-            try await self.withDeadline("taking the lock of \(key)", timeout: deadline) {
+            try await self.withDeadline("taking the lock of \(key)", on: connection, timeout: deadline) {
                 try await withTaskCancellationHandler {
                     // Drained: PostgresNIO answers `query` once the row description is
                     // in, and the lock's wait (and its timeout) comes after it.
@@ -332,7 +335,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
             throw Failure.body(error)
         }
         do {
-            try await self.withDeadline("committing the transaction of \(key)") {
+            try await self.withDeadline("committing the transaction of \(key)", on: connection) {
                 try await connection.run("COMMIT", logger: logger)
             }
         } catch {

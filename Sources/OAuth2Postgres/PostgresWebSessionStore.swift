@@ -1,6 +1,7 @@
 #if Postgres
 import Crypto
 import Foundation
+import Logging
 import NIOCore
 import OAuth2JOSE
 import OAuth2Web
@@ -26,17 +27,26 @@ import PostgresNIO
 /// - A session is one row under the hash of its cookie's id (the cookie itself is never
 ///   stored), with its issuer, subject and provider session id in columns of their own (a
 ///   logout finds the sessions it names by index) and the record in `record`, sealed with the
-///   store's key ring like the token rows (AES-256-GCM, the key id inside): its claims and
-///   CSRF token are not readable in the database, and a row written there by hand, or
-///   copied from another session, does not open.
+///   store's key ring like the token rows (AES-256-GCM, the key id inside, and again in the
+///   column `key_id`, which ``PostgresTokenStore/keyUsage()`` counts and
+///   ``PostgresTokenStore/resealRows(limit:)`` follows): its claims and CSRF token are not
+///   readable in the database, and a row written there by hand, or copied from another
+///   session, does not open.
 ///   Its last use is the column `last_seen_at`, which ``touch(_:now:)`` only ever moves
 ///   forward.
 /// - A pending sign-in is one row under the SHA-256 of its `state` (base64url), taken by one
 ///   `DELETE … RETURNING`: two replicas that receive the same callback cannot both complete it.
-///   Its record (the PKCE verifier, the nonce) is sealed in the same way.
+///   Its record (the PKCE verifier, the nonce) is sealed in the same way. Each new one also
+///   removes a few expired ones (at most ``expiredPendingRemovedPerInsert``), so that a flood
+///   of login hits leaves no backlog once it has passed.
 ///
 /// Expired rows are never served; ``session(_:idleLifetime:now:)`` deletes the one it meets,
 /// and ``removeExpired(idleLifetime:now:)`` (a scheduled job) deletes the rest.
+///
+/// A row that cannot be opened — sealed with a key the ring no longer holds, altered, or
+/// holding another session's record — is no session: reading it deletes it and answers
+/// `nil` (logged at debug level, with the reason and nothing of the row), so that a retired
+/// key or a damaged row signs its browser out instead of failing every request.
 ///
 /// Every method throws ``PostgresTokenStoreError`` when the database cannot answer (the
 /// sign-in routes then answer 503); the messages name the operation, never a session id,
@@ -57,24 +67,34 @@ public struct PostgresWebSessionStore: WebSessionStore {
 
     /// See `WebSessionStore.session(_:idleLifetime:now:)`: the session stored under
     /// `idHash`, unless it has expired at `now` (`idleLifetime` after its last use, or its
-    /// absolute expiry) — an expired one is deleted.
+    /// absolute expiry) — an expired one is deleted. A row that cannot be opened (its key
+    /// retired, its record altered or another session's) is no session: deleted, `nil`.
     ///
-    /// - Throws: ``PostgresTokenStoreError``; ``PostgresTokenStoreError/Code/corrupt`` for a
-    ///   row whose record cannot be read.
+    /// - Throws: ``PostgresTokenStoreError`` when the database cannot answer.
     public func session(_ idHash: String, idleLifetime: TimeInterval, now: Date) async throws -> WebSessionRecord? {
         try await store.migrate()
         let table = sessionsTable
         let idleCutoff = now.addingTimeInterval(-idleLifetime)
         return try await store.withPooledConnection("reading a web session") { [logger = store.logger, self] connection in
             let query: PostgresQuery = "SELECT record, last_seen_at FROM \(unescaped: table) WHERE id_hash = \(idHash)"
-            var found: WebSessionRecord?
-            for try await (record, lastSeenAt) in try await connection.rows(query, logger: logger).decode((ByteBuffer, Date).self) {
-                found = try sessionRecord(record, lastSeenAt: lastSeenAt)
+            var found: (record: ByteBuffer, lastSeenAt: Date)?
+            for try await row in try await connection.rows(query, logger: logger).decode((ByteBuffer, Date).self) {
+                found = row
             }
-            guard let record = found else { return nil }
-            // A sealed record of another session, copied into this row, is not this session.
-            guard record.idHash == idHash else {
-                throw PostgresTokenStoreError(.corrupt, "a web session's row holds the record of another session")
+            guard let found else { return nil }
+            let record: WebSessionRecord
+            do {
+                record = try sessionRecord(found.record, lastSeenAt: found.lastSeenAt)
+                // A sealed record of another session, copied into this row, is not this session.
+                guard record.idHash == idHash else {
+                    throw PostgresTokenStoreError(.corrupt, "a stored web session holds the record of another session")
+                }
+            } catch let error as PostgresTokenStoreError {
+                Self.logUnopenable(error, logger: logger)
+                // Unless a save replaced the row meanwhile.
+                let delete: PostgresQuery = "DELETE FROM \(unescaped: table) WHERE id_hash = \(idHash) AND record = \(found.record)"
+                try await connection.run(delete, logger: logger)
+                return nil
             }
             guard record.expiry(idleLifetime: idleLifetime) <= now else { return record }
             // Deleted only if the row's own columns say it has expired: another replica,
@@ -95,14 +115,15 @@ public struct PostgresWebSessionStore: WebSessionStore {
     public func save(_ record: WebSessionRecord) async throws {
         try await store.migrate()
         let table = sessionsTable
-        let bytes = ByteBuffer(bytes: try seal(record, what: Self.sessionKind))
+        let (keyID, sealed) = try seal(record, what: Self.sessionKind)
+        let bytes = ByteBuffer(bytes: sealed)
         try await store.withPooledConnection("saving a web session") { [logger = store.logger] connection in
             let query: PostgresQuery = """
-                INSERT INTO \(unescaped: table) (id_hash, issuer, subject, provider_session_id, record, last_seen_at, absolute_expiry)
-                VALUES (\(record.idHash), \(record.issuer), \(record.subject), \(record.providerSessionID), \(bytes),
+                INSERT INTO \(unescaped: table) (id_hash, issuer, subject, provider_session_id, key_id, record, last_seen_at, absolute_expiry)
+                VALUES (\(record.idHash), \(record.issuer), \(record.subject), \(record.providerSessionID), \(keyID), \(bytes),
                     \(record.lastSeenAt), \(record.absoluteExpiry))
                 ON CONFLICT (id_hash) DO UPDATE SET issuer = excluded.issuer, subject = excluded.subject,
-                    provider_session_id = excluded.provider_session_id, record = excluded.record,
+                    provider_session_id = excluded.provider_session_id, key_id = excluded.key_id, record = excluded.record,
                     last_seen_at = excluded.last_seen_at, absolute_expiry = excluded.absolute_expiry
                 """
             try await connection.run(query, logger: logger)
@@ -126,7 +147,7 @@ public struct PostgresWebSessionStore: WebSessionStore {
     }
 
     /// See `WebSessionStore.remove(_:)`: removes the session `idHash`; returns it if it was
-    /// stored.
+    /// stored (a row that cannot be opened is removed, and is no session: `nil`).
     ///
     /// - Throws: ``PostgresTokenStoreError``. A connection lost during the removal is not
     ///   retried (the second attempt could not return the removed session).
@@ -139,7 +160,8 @@ public struct PostgresWebSessionStore: WebSessionStore {
 
     /// See `WebSessionStore.sessions(issuer:subject:providerSessionID:)`: every session of
     /// `issuer` whose provider session is `providerSessionID` (when given) and whose subject
-    /// is `subject` (when given), expired or not. With neither, none.
+    /// is `subject` (when given), expired or not. With neither, none. Rows that cannot be
+    /// opened are no sessions: left out.
     ///
     /// - Throws: ``PostgresTokenStoreError``.
     public func sessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord] {
@@ -154,7 +176,8 @@ public struct PostgresWebSessionStore: WebSessionStore {
     /// See `WebSessionStore.removeSessions(issuer:subject:providerSessionID:)`: removes, in
     /// one statement, every session of `issuer` whose provider session is
     /// `providerSessionID` (when given) and whose subject is `subject` (when given); returns
-    /// them. With neither, removes nothing.
+    /// them (rows that cannot be opened are removed too, and left out). With neither, removes
+    /// nothing.
     ///
     /// - Throws: ``PostgresTokenStoreError``. A connection lost during the removal is not
     ///   retried: the caller learns that it may not have ended them (a back-channel logout
@@ -178,11 +201,15 @@ public struct PostgresWebSessionStore: WebSessionStore {
         }
     }
 
-    /// The sessions of rows of `(record, last_seen_at)`.
+    /// The sessions of rows of `(record, last_seen_at)`, without those that cannot be opened.
     private func records(_ rows: PostgresRowSequence) async throws -> [WebSessionRecord] {
         var records: [WebSessionRecord] = []
         for try await (record, lastSeenAt) in rows.decode((ByteBuffer, Date).self) {
-            records.append(try sessionRecord(record, lastSeenAt: lastSeenAt))
+            do {
+                records.append(try sessionRecord(record, lastSeenAt: lastSeenAt))
+            } catch let error as PostgresTokenStoreError {
+                Self.logUnopenable(error, logger: store.logger)
+            }
         }
         return records
     }
@@ -196,19 +223,35 @@ public struct PostgresWebSessionStore: WebSessionStore {
 
     // MARK: - Pending sign-ins
 
+    /// How many expired pending sign-ins each ``insert(_:)`` removes at most.
+    public static let expiredPendingRemovedPerInsert = 16
+
     /// See `WebSessionStore.insert(_:)`: keeps `pending` under the hash of its request's
-    /// `state` until it expires.
+    /// `state` until it expires; in the same statement, removes up to
+    /// ``expiredPendingRemovedPerInsert`` pending sign-ins that have expired by the store's
+    /// clock (``PostgresTokenStore/Configuration/now``), oldest first — bounded work, through
+    /// the index on `expires_at`, skipping rows another replica is removing.
     ///
     /// - Throws: ``PostgresTokenStoreError``.
     public func insert(_ pending: PendingSignIn) async throws {
         try await store.migrate()
         let table = pendingTable
         let stateHash = Self.hash(pending.request.state)
-        let bytes = ByteBuffer(bytes: try seal(pending, what: Self.pendingKind))
+        let (keyID, sealed) = try seal(pending, what: Self.pendingKind)
+        let bytes = ByteBuffer(bytes: sealed)
+        let now = store.configuration.now()
+        let limit = Int64(Self.expiredPendingRemovedPerInsert)
         try await store.withPooledConnection("recording a pending sign-in") { [logger = store.logger] connection in
+            // The row being written is never among those removed: one statement may not both
+            // delete and upsert a row.
             let query: PostgresQuery = """
-                INSERT INTO \(unescaped: table) (state_hash, record, expires_at) VALUES (\(stateHash), \(bytes), \(pending.expiresAt))
-                ON CONFLICT (state_hash) DO UPDATE SET record = excluded.record, expires_at = excluded.expires_at
+                WITH expired AS (
+                    DELETE FROM \(unescaped: table) WHERE state_hash IN (
+                        SELECT state_hash FROM \(unescaped: table) WHERE expires_at <= \(now) AND state_hash <> \(stateHash)
+                        ORDER BY expires_at LIMIT \(limit) FOR UPDATE SKIP LOCKED))
+                INSERT INTO \(unescaped: table) (state_hash, key_id, record, expires_at)
+                VALUES (\(stateHash), \(keyID), \(bytes), \(pending.expiresAt))
+                ON CONFLICT (state_hash) DO UPDATE SET key_id = excluded.key_id, record = excluded.record, expires_at = excluded.expires_at
                 """
             try await connection.run(query, logger: logger)
         }
@@ -217,11 +260,13 @@ public struct PostgresWebSessionStore: WebSessionStore {
     /// See `WebSessionStore.takePendingSignIn(state:now:)`: removes and returns the pending
     /// sign-in of `state` if it has not expired at `now`, in one
     /// `DELETE … WHERE state_hash = … AND expires_at > … RETURNING record`: of any number of
-    /// replicas taking the same `state` at once, one gets it.
+    /// replicas taking the same `state` at once, one gets it. A row that cannot be opened
+    /// (its key retired, its record altered or another sign-in's) is no sign-in: removed all
+    /// the same, `nil`.
     ///
-    /// - Throws: ``PostgresTokenStoreError``; ``PostgresTokenStoreError/Code/corrupt`` for a
-    ///   record that cannot be read. A connection lost during the statement is not retried
-    ///   (the sign-in may have been taken): the browser signs in again.
+    /// - Throws: ``PostgresTokenStoreError`` when the database cannot answer. A connection
+    ///   lost during the statement is not retried (the sign-in may have been taken): the
+    ///   browser signs in again.
     public func takePendingSignIn(state: String, now: Date) async throws -> PendingSignIn? {
         try await store.migrate()
         let table = pendingTable
@@ -230,15 +275,22 @@ public struct PostgresWebSessionStore: WebSessionStore {
             let query: PostgresQuery = """
                 DELETE FROM \(unescaped: table) WHERE state_hash = \(stateHash) AND expires_at > \(now) RETURNING record
                 """
-            var taken: PendingSignIn?
+            var taken: ByteBuffer?
             for try await record in try await connection.rows(query, logger: logger).decode(ByteBuffer.self) {
-                taken = try open(PendingSignIn.self, from: record, what: Self.pendingKind)
+                taken = record
             }
-            // A sealed record of another sign-in, copied into this row, is not this one.
-            guard taken.map({ Self.hash($0.request.state) == stateHash }) ?? true else {
-                throw PostgresTokenStoreError(.corrupt, "a pending sign-in's row holds the record of another sign-in")
+            guard let taken else { return nil }
+            do {
+                let pending = try open(PendingSignIn.self, from: taken, what: Self.pendingKind)
+                // A sealed record of another sign-in, copied into this row, is not this one.
+                guard Self.hash(pending.request.state) == stateHash else {
+                    throw PostgresTokenStoreError(.corrupt, "a stored pending sign-in holds the record of another sign-in")
+                }
+                return pending
+            } catch let error as PostgresTokenStoreError {
+                Self.logUnopenable(error, logger: logger)
+                return nil
             }
-            return taken
         }
     }
 
@@ -291,8 +343,9 @@ public struct PostgresWebSessionStore: WebSessionStore {
         return record
     }
 
-    /// `value`, JSON-encoded and sealed with the store's current key, bound to its kind.
-    func seal(_ value: some Encodable, what: String) throws -> [UInt8] {
+    /// `value`, JSON-encoded and sealed with the store's current key, bound to its kind; and
+    /// that key's id.
+    func seal(_ value: some Encodable, what: String) throws -> (keyID: String, sealed: [UInt8]) {
         let plaintext: Data
         do {
             plaintext = try JSONEncoder().encode(value)
@@ -300,6 +353,12 @@ public struct PostgresWebSessionStore: WebSessionStore {
             throw PostgresTokenStoreError(.corrupt, "the \(what) could not be encoded")
         }
         return try store.cipher.sealEnvelope(plaintext, binding: ["swift-oauth2 postgres \(what)"])
+    }
+
+    /// Logs, at debug level, why a row was taken for no session: the error's code and
+    /// message (which name the kind of row and the key id, never a hash or a record's content).
+    static func logUnopenable(_ error: PostgresTokenStoreError, logger: Logger) {
+        logger.debug("a stored web record cannot be opened: treated as absent", metadata: ["reason": "\(error.code): \(error.message)"])
     }
 
     /// A sealed `what` read back.

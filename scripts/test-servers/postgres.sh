@@ -15,6 +15,11 @@
 # its own ($STATE/postgres/run), never the system cluster's.
 # State: $STATE/postgres: data/ (the cluster), certs/ (server.pem and server.key, owned by
 # postgres), ca.pem (the CA that issued server.pem: trust this), server.log, env, pid, ready.
+# A checkout in a private folder (root's home and `mktemp -d` are 0700): the postgres user
+# cannot reach $STATE/postgres, so what the server itself opens — data/, run/, certs/ and
+# server.log — goes to a directory the script makes for it, /var/tmp/swift-oauth2-NAME-HASH
+# (HASH: of the state directory's path; owned by postgres, mode 0700); ca.pem, env and the
+# pid file stay in $STATE/postgres, where the tests read them. Nothing to set.
 # Settings for the tests (up.sh copies them into $STATE/env; `fault`: only the URL, under its own name):
 #   OAUTH2_TEST_POSTGRES_URL      postgres://USER:PASSWORD@127.0.0.1:PORT/DB?sslmode=verify-full&sslrootcert=CA
 #   OAUTH2_TEST_POSTGRES_CA_FILE  the CA to trust
@@ -28,7 +33,6 @@ case "${2:-main}" in
   fault) NAME=postgres-fault DIR=$STATE/postgres-fault PORT=$POSTGRES_FAULT_PORT URL_VAR=OAUTH2_TEST_POSTGRES_FAULT_URL ;;
   *) echo "usage: $0 start|stop|status|env [fault]" >&2; exit 2 ;;
 esac
-DATA=$DIR/data CERTS=$DIR/certs RUN=$DIR/run LOG=$DIR/server.log
 PIDFILE=$DIR/postgres.pid READY=$DIR/ready ENVFILE=$DIR/env CA=$DIR/ca.pem
 # The test CA that tls.sh makes (and that this script makes when tls.sh has not yet).
 TEST_CA=$STATE/tls/ca.pem TEST_CA_KEY=$STATE/tls/ca.key
@@ -37,10 +41,35 @@ CMD_RE='bin/postgres -D '
 ISS=postgres://$POSTGRES_USER@127.0.0.1:$PORT/$POSTGRES_DB   # what await_answer names (no password)
 URL="postgres://$POSTGRES_USER:$POSTGRES_PASSWORD@127.0.0.1:$PORT/$POSTGRES_DB?sslmode=verify-full&sslrootcert=$CA"
 
+# (From /: the caller's working directory may be one the postgres user cannot enter.)
 as_postgres() {
-  if [ "$(id -un)" = postgres ]; then "$@"
-  elif [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"
-  else sudo -u postgres "$@"; fi
+  if [ "$(id -un)" = postgres ]; then (cd / && "$@")
+  elif [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@")
+  else (cd / && sudo -u postgres "$@"); fi
+}
+
+# Where the server's own files go (CLUSTER: data/, run/, certs/, server.log): $DIR when the
+# postgres user can reach it, else a directory of its own under /var/tmp named after $DIR
+# (made by ensure_cluster_dir). Decided again by every command, the same way each time.
+locate_cluster() {
+  mkdir -p "$DIR"
+  CLUSTER=$DIR
+  if ! id postgres >/dev/null 2>&1 || ! as_postgres test -x "$DIR" 2>/dev/null; then
+    CLUSTER=/var/tmp/swift-oauth2-$NAME-$(printf '%s' "$(cd "$DIR" && pwd -P)" | sha256sum | cut -c1-16)
+  fi
+  DATA=$CLUSTER/data CERTS=$CLUSTER/certs RUN=$CLUSTER/run LOG=$CLUSTER/server.log
+}
+
+# Makes the directory of locate_cluster when it is not $DIR; one of that name that is not a
+# directory of the postgres user's alone (made by someone else, a link) is never used.
+ensure_cluster_dir() {
+  [ "$CLUSTER" != "$DIR" ] || return 0
+  if [ ! -e "$CLUSTER" ] && [ ! -L "$CLUSTER" ]; then
+    as_root mkdir -m 700 "$CLUSTER" && as_root chown postgres: "$CLUSTER"
+  fi
+  [ -d "$CLUSTER" ] && [ ! -L "$CLUSTER" ] && [ "$(stat -c '%U %a' "$CLUSTER")" = "postgres 700" ] \
+    || die "$CLUSTER is not the postgres user's own directory (mode 0700): remove it, or set OAUTH2_TEST_STATE_DIR to a folder the postgres user can reach"
+  log "the postgres user cannot reach $DIR: the cluster's data, socket and certificate are in $CLUSTER"
 }
 
 answers() { "$BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT" -d "$POSTGRES_DB" -t 2 >/dev/null 2>&1; }
@@ -162,9 +191,9 @@ do_start() {
   ensure_debs openssl
   [ -x "$BIN/postgres" ] || die "$BIN/postgres not found after installing postgresql-15"
   id postgres >/dev/null 2>&1 || die "no postgres user (postgresql-15's install makes it)"
+  locate_cluster  # again: before the install there was no postgres user to ask
   do_stop
-  mkdir -p "$DIR"
-  as_postgres test -x "$DIR" || die "the postgres user cannot reach $DIR: make its parents searchable (chmod o+x) or set OAUTH2_TEST_STATE_DIR"
+  ensure_cluster_dir
   certs_ok || make_certs
   [ -s "$DATA/PG_VERSION" ] || init_cluster
   mkdir -p "$RUN"; chown postgres: "$RUN"
@@ -188,9 +217,9 @@ do_start() {
 }
 
 case "${1:-}" in
-  start) take_lock "$NAME"; do_start ;;
-  stop) take_lock "$NAME"; do_stop; log "stopped" ;;
-  status) do_status ;;
+  start) take_lock "$NAME"; locate_cluster; do_start ;;
+  stop) take_lock "$NAME"; locate_cluster; do_stop; log "stopped" ;;
+  status) locate_cluster; do_status ;;
   env) [ -s "$ENVFILE" ] || write_env; cat "$ENVFILE" ;;
   *) echo "usage: $0 start|stop|status|env [fault]" >&2; exit 2 ;;
 esac

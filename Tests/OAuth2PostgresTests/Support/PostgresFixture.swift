@@ -65,7 +65,7 @@ enum PostgresFixture {
     /// listener is connected (when it has a cache); stops the store afterwards.
     static func withStore<T: Sendable>(
         schema: String, keyRing: PostgresTokenStore.KeyRing, cacheCapacity: Int = 64, url: String? = nil,
-        now: @escaping @Sendable () -> Date = { Date() },
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = PostgresFixture.logger,
         _ body: @Sendable (PostgresTokenStore) async throws -> T
     ) async throws -> T {
         let store = try PostgresTokenStore(
