@@ -99,13 +99,14 @@ extension Integration {
         }
 
         /// The API's client at DOT (its own credentials) and an introspector through it whose
-        /// clock the test moves; `counter` sees each introspection call.
+        /// clock the test moves; `counter` sees each introspection call. DOT's answers carry no
+        /// `aud`: the API serves the password client `pw`, and says so.
         func dotIntrospector(maximumLifetime: TimeInterval, date: ManualDate, counter: RequestCounter) async throws -> TokenIntrospector {
             let api = ClientConfiguration(
                 clientID: Server.env("OAUTH2_TEST_DOT_API_ID", "orders-api"), clientSecret: Server.env("OAUTH2_TEST_DOT_API_SECRET", "orders-api-secret"))
             let client = try await Server.dot.client(api, interceptors: [counter])
             return TokenIntrospector(
-                client: client, audiences: [], issuer: nil, policy: TokenIntrospector.Policy(maximumLifetime: maximumLifetime),
+                client: client, accepting: .clientIDs([Server.dot.passwordClient().clientID]), issuer: nil, policy: TokenIntrospector.Policy(maximumLifetime: maximumLifetime),
                 logger: Logger(label: "integration"), now: date.function)
         }
 
