@@ -111,6 +111,29 @@ import Testing
         #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
     }
 
+    /// A key the provider removed must not keep verifying for as long as an attacker blocks
+    /// the path to its `jwks_uri`: a set last fetched more than a day ago (the default cap)
+    /// is no longer used, and the token is refused as unavailable (503).
+    @Test func aKeySetLastFetchedMoreThanADayAgoIsRefusedWhileRefetchesFail() async throws {
+        let down = Locked(false)
+        let transport = RecordingTransport { _, _ in
+            down.withLock { $0 } ? jsonResponse(500, #"{"error":"server_error"}"#) : Self.keySetResponse([TestIssuer.ecKey])
+        }
+        let verifier = TestIssuer.verifier(keys: try keySource(transport), date: date)
+        _ = try await verifier.verify(TestIssuer.token())
+        down.withLock { $0 = true }
+
+        // Within the day: the expired set still verifies while refetches fail.
+        date.advance(by: 86_400 - 60)
+        #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
+        // Past it: refused as unavailable, not as a bad token.
+        date.advance(by: 120)
+        let error = await refusal { () async throws(AccessTokenError) in try await verifier.verify(TestIssuer.token(at: date.now)) }
+        #expect(error?.code == .temporarilyUnavailable)
+        #expect(error?.status == .serviceUnavailable)
+        #expect(error?.reason == .unavailable)
+    }
+
     @Test func cachedKeysStillVerifyWithoutWaitingWhileTheEndpointHangs() async throws {
         let gate = Gate()
         defer { gate.open() }
