@@ -36,8 +36,17 @@ case .refused(let challenge):
 let client = try await OAuth2Client(
     server: .issuer(URL(string: "https://id.example.com")!),
     configuration: ClientConfiguration(clientID: "orders-api", clientSecret: secret))
+// The authorization server says "active" for any token it issued, to any client, for any API:
+// say which tokens are for this one.
 let opaque = ResourceServer(
-    introspection: TokenIntrospector(client: client, policy: .init(maximumLifetime: 30)))
+    introspection: TokenIntrospector(
+        client: client, accepting: .audiences(["https://api.example.com"]), policy: .init(maximumLifetime: 30)))
+// snippet.end
+
+// snippet.introspection-without-aud
+// A server whose introspection answers carry no `aud` (django-oauth-toolkit): name the
+// clients this API serves (or the scopes that grant it).
+let served = TokenIntrospector(client: client, accepting: .clientIDs(["orders-web", "orders-cli"]))
 // snippet.end
 
 // snippet.dpop
@@ -48,4 +57,4 @@ let bound = ResourceServer(accessTokens: verifier, dpop: dpop)
 // snippet.end
 
 // snippet.hide
-_ = (opaque, bound)
+_ = (opaque, served, bound)

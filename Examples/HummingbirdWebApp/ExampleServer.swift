@@ -61,8 +61,10 @@ enum ExampleServer {
                 configuration: ClientConfiguration(clientID: clientID, clientSecret: clientSecret, scopes: settings.scopes),
                 environment: environment)
             // The bearer-protected API checks the provider's (opaque) access tokens at its
-            // introspection endpoint, with the app's own client credentials.
-            let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client, logger: logger), logger: logger)
+            // introspection endpoint, with the app's own client credentials, and accepts only
+            // those that name it: the provider answers "active" for a token of any client.
+            let accepted = acceptedTokens(settings, embedded: provider != nil, logger: logger)
+            let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client, accepting: accepted, logger: logger), logger: logger)
 
             let responder = DeferredResponder<AppRequestContext>()
             let app = Application(
@@ -102,6 +104,23 @@ enum ExampleServer {
         }
         await startedProvider?.shutdown()
         try? await transport.shutdown()
+    }
+
+    /// The tokens the bearer API accepts: the settings' audiences and client ids; with the
+    /// embedded provider and none set, those of the demo confidential client (the provider
+    /// names a client in the `aud` of its users' tokens, and gives a client's own tokens —
+    /// client credentials — no `aud`, only its `client_id`). With another provider and none
+    /// set, no token: accepting any token the provider issued is never a default.
+    static func acceptedTokens(_ settings: ExampleSettings, embedded: Bool, logger: Logger) -> TokenIntrospector.AcceptedTokens {
+        if !settings.apiAudiences.isEmpty || !settings.apiClientIDs.isEmpty {
+            return TokenIntrospector.AcceptedTokens(audiences: settings.apiAudiences, clientIDs: settings.apiClientIDs)
+        }
+        if embedded {
+            let demo = TestProvider.Demo.confidentialClientID
+            return TokenIntrospector.AcceptedTokens(audiences: [demo], clientIDs: [demo])
+        }
+        logger.notice("The bearer API accepts no token: set OAUTH2_EXAMPLE_API_AUDIENCES or OAUTH2_EXAMPLE_API_CLIENT_IDS")
+        return TokenIntrospector.AcceptedTokens()
     }
 
     /// The app's routes.

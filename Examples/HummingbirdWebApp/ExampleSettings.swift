@@ -19,6 +19,12 @@ struct ExampleSettings: Sendable {
     var scopes = ["openid", "profile", "email"]
     /// A PEM file of the certificate authorities to trust for the provider.
     var caFile: String?
+    /// The audiences that name the bearer API: a token whose introspection answer has an
+    /// `aud` must name one.
+    var apiAudiences: Set<String> = []
+    /// The clients the bearer API serves: a token whose introspection answer has no `aud`
+    /// (django-oauth-toolkit's) must have been issued to one.
+    var apiClientIDs: Set<String> = []
 
     /// Settings with every default: the embedded provider, 127.0.0.1:8080.
     init() {}
@@ -51,6 +57,8 @@ struct ExampleSettings: Sendable {
         }
         if let text = value("OAUTH2_EXAMPLE_SCOPES") { scopes = text.split(separator: " ").map(String.init) }
         caFile = value("OAUTH2_EXAMPLE_CA_FILE")
+        if let text = value("OAUTH2_EXAMPLE_API_AUDIENCES") { apiAudiences = Set(text.split(separator: " ").map(String.init)) }
+        if let text = value("OAUTH2_EXAMPLE_API_CLIENT_IDS") { apiClientIDs = Set(text.split(separator: " ").map(String.init)) }
     }
 
     /// `http://host:port`, the host in brackets when it is an IPv6 address.

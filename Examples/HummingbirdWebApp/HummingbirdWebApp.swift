@@ -14,6 +14,12 @@
 //   OAUTH2_EXAMPLE_SCOPES         the scopes of a sign-in ("openid profile email")
 //   OAUTH2_EXAMPLE_CA_FILE        a PEM file of the certificate authorities to trust for the
 //                                 provider (instead of the system's)
+//   OAUTH2_EXAMPLE_API_AUDIENCES  the audiences that name the bearer API (space-separated): a
+//                                 token whose introspection answer has an `aud` must name one
+//   OAUTH2_EXAMPLE_API_CLIENT_IDS the clients the bearer API serves (space-separated), for a
+//                                 provider whose answers have no `aud` (django-oauth-toolkit);
+//                                 neither set: the embedded provider's demo confidential
+//                                 client, and with another provider no token at all
 // Prints one line `LISTENING <public url>` on standard output once it accepts connections;
 // logs go to standard error.
 

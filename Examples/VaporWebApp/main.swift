@@ -11,7 +11,12 @@
 // PUBLIC_URL/auth/backchannel-logout); without an issuer the app starts the embedded test
 // provider and registers itself there. OAUTH2_EXAMPLE_HOST (127.0.0.1), OAUTH2_EXAMPLE_PORT
 // (8080; 0: any free port), OAUTH2_EXAMPLE_PUBLIC_URL (http://HOST:PORT),
-// OAUTH2_EXAMPLE_SCOPES ("openid profile email"). Prints "LISTENING <public URL>" when ready.
+// OAUTH2_EXAMPLE_SCOPES ("openid profile email"). The bearer API accepts the tokens that name
+// it: OAUTH2_EXAMPLE_API_AUDIENCES (space-separated; a token whose introspection answer has an
+// `aud` must name one) and OAUTH2_EXAMPLE_API_CLIENT_IDS (the clients it serves, for a provider
+// whose answers have no `aud`, such as django-oauth-toolkit); neither set: the embedded
+// provider's demo confidential client, and with another provider no token at all.
+// Prints "LISTENING <public URL>" when ready.
 #if Vapor
 import Foundation
 import HTTPTypes
@@ -61,8 +66,21 @@ if let issuer = environment["OAUTH2_EXAMPLE_ISSUER"].flatMap(URL.init(string:)) 
 }
 let signIn = WebSignIn(client: client, configuration: configuration)
 // The bearer-protected API checks the provider's (opaque) access tokens at its introspection
-// endpoint, with the app's own client credentials.
-let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client))
+// endpoint, with the app's own client credentials, and accepts only those that name it: the
+// provider answers "active" for a token of any client, for any API.
+func names(_ variable: String) -> Set<String> { Set((environment[variable] ?? "").split(separator: " ").map(String.init)) }
+var accepted = TokenIntrospector.AcceptedTokens(audiences: names("OAUTH2_EXAMPLE_API_AUDIENCES"), clientIDs: names("OAUTH2_EXAMPLE_API_CLIENT_IDS"))
+if accepted.audiences.isEmpty, accepted.clientIDs.isEmpty {
+    if embedded != nil {
+        // The demo confidential client's tokens: the embedded provider names a client in the
+        // `aud` of its users' tokens, and gives a client's own tokens (client credentials) no
+        // `aud`, only its `client_id`.
+        accepted = TokenIntrospector.AcceptedTokens(audiences: [TestProvider.Demo.confidentialClientID], clientIDs: [TestProvider.Demo.confidentialClientID])
+    } else {
+        FileHandle.standardError.write(Data("the bearer API accepts no token: set OAUTH2_EXAMPLE_API_AUDIENCES or OAUTH2_EXAMPLE_API_CLIENT_IDS\n".utf8))
+    }
+}
+let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client, accepting: accepted))
 
 var logger = Logger(label: "oauth2-web-example-vapor")
 logger.logLevel = .info

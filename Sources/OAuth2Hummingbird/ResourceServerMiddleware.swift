@@ -7,7 +7,8 @@ import OAuth2Web
 /// (RFC 6750) and DPoP-bound tokens (RFC 9449), checked by `ResourceServer`.
 ///
 /// ```swift
-/// let resourceServer = ResourceServer(introspection: TokenIntrospector(client: apiClient))
+/// let resourceServer = ResourceServer(
+///     introspection: TokenIntrospector(client: apiClient, accepting: .audiences(["https://api.example.com"])))
 /// let router = Router(context: APIRequestContext.self)
 /// router.group("api")
 ///     .add(middleware: ResourceServerMiddleware(resourceServer, requiredScopes: ["orders:read"]))

@@ -37,6 +37,31 @@ struct ResourceServerMiddlewareTests {
         }
     }
 
+    @Test("A token the provider issued to another client is refused: the API states whose tokens it accepts")
+    func anotherClientsTokenIsRefused() async throws {
+        try await WebAppFixture.withApp { provider, app in
+            // Another app at the same provider: its tokens are active, and not for this API.
+            provider.register(
+                TestProvider.Client(
+                    id: "another-app", secret: "another-app-secret", grantTypes: [.clientCredentials, .password],
+                    allowedScopes: TestProvider.Demo.scopes))
+            let other = try await OAuth2Client(
+                server: .issuer(provider.issuer),
+                configuration: ClientConfiguration(clientID: "another-app", clientSecret: "another-app-secret", scopes: ["api"]),
+                environment: HTTPEnvironment(transport: WebAppFixture.transport, metadataCache: MetadataCache()))
+            // The client's own token (introspected without `aud`, client_id another-app) and a
+            // user's token of that client (its `aud` names another-app).
+            let own = try await other.clientCredentials().accessToken
+            let users = try await other.password(username: TestProvider.Demo.username, password: TestProvider.Demo.password).accessToken
+            var browser = Browser()
+            for token in [own, users] {
+                let (response, body) = try await browser.get(app.at("/api/bearer/whoami"), headers: [.authorization: "Bearer \(token)"])
+                #expect(response.status == .unauthorized, "\(body.text)")
+                #expect(response.headerFields[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+            }
+        }
+    }
+
     @Test("A bad token is refused with the RFC 6750 challenge; no token gets a bare challenge")
     func refused() async throws {
         try await WebAppFixture.withApp { provider, app in

@@ -99,13 +99,14 @@ extension Integration {
         }
 
         /// The API's client at DOT (its own credentials) and an introspector through it whose
-        /// clock the test moves; `counter` sees each introspection call.
+        /// clock the test moves; `counter` sees each introspection call. DOT's answers carry no
+        /// `aud`: the API serves the password client `pw`, and says so.
         func dotIntrospector(maximumLifetime: TimeInterval, date: ManualDate, counter: RequestCounter) async throws -> TokenIntrospector {
             let api = ClientConfiguration(
                 clientID: Server.env("OAUTH2_TEST_DOT_API_ID", "orders-api"), clientSecret: Server.env("OAUTH2_TEST_DOT_API_SECRET", "orders-api-secret"))
             let client = try await Server.dot.client(api, interceptors: [counter])
             return TokenIntrospector(
-                client: client, audiences: [], issuer: nil, policy: TokenIntrospector.Policy(maximumLifetime: maximumLifetime),
+                client: client, accepting: .clientIDs([Server.dot.passwordClient().clientID]), issuer: nil, policy: TokenIntrospector.Policy(maximumLifetime: maximumLifetime),
                 logger: Logger(label: "integration"), now: date.function)
         }
 
@@ -143,6 +144,31 @@ extension Integration {
             #expect(revoked?.code == .invalidToken)
             #expect(revoked?.reason == .inactive, "DOT answers active: false for the revoked token")
             #expect(counter.count(.introspection) == 2)
+        }
+
+        /// DOT's answers carry no `aud`: the API names the clients it serves, and an active token
+        /// DOT issued to another client (the client-credentials client `cc`, scope `read` like
+        /// the served one) is refused, at the introspector and through the resource server.
+        @Test func aTokenDOTIssuedToAnotherClientIsRefused() async throws {
+            let counter = RequestCounter()
+            let introspector = try await dotIntrospector(maximumLifetime: 30, date: ManualDate(), counter: counter)
+            let foreign = try await Server.dot.client(Server.dot.clientCredentials()).clientCredentials()
+            let error = await #expect(throws: AccessTokenError.self) { try await introspector.verify(foreign.accessToken, requiredScopes: ["read"]) }
+            #expect(error?.code == .invalidToken)
+            #expect(error?.reason == AccessTokenError.Reason(.audienceMismatch))
+            #expect(counter.count(.introspection) == 1, "DOT was asked, and said the token is active")
+
+            switch await ResourceServer(introspection: introspector).authorize(request(bearer: foreign.accessToken)) {
+            case .authorized:
+                Issue.record("a token of another client was accepted")
+            case .refused(let challenge):
+                #expect(challenge.status == .unauthorized)
+                #expect(challenge.headerFields[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+            }
+
+            // The served client's token, through the same introspector, is accepted.
+            let served = try await Server.dot.client(Server.dot.passwordClient()).password(username: Server.username, password: Server.password)
+            #expect(try await introspector.verify(served.accessToken, requiredScopes: ["read"]).clientID == Server.dot.passwordClient().clientID)
         }
 
         @Test func aTokenDOTNeverIssuedIsRefused() async throws {

@@ -104,8 +104,9 @@ extension Integration {
         /// app, waits for its answer, shows "signed out", and the app's session is over.
         /// Each example's bearer-protected API (`/api/bearer/whoami`), with the app's embedded
         /// provider: a token of the provider's demo confidential client (client credentials)
-        /// is introspected by the app and accepted; none, or one the provider never issued,
-        /// gets a 401 Bearer challenge. No browser: another program calls an API.
+        /// is introspected by the app and accepted; none, one the provider never issued, or one
+        /// it issued to another client, gets a 401 Bearer challenge. No browser: another program
+        /// calls an API.
         @Test("Each example's bearer API accepts its provider's token and refuses others", arguments: [WebApp.Framework.hummingbird, .vapor])
         func bearerAPI(framework: WebApp.Framework) async throws {
             try await WebApp(.embedded, framework: framework).run(name: "bearer-api") { _, app in
@@ -131,6 +132,18 @@ extension Integration {
                 let (forged, _) = try await whoami("Bearer not-a-token-the-provider-issued")
                 #expect(forged.status == .unauthorized)
                 #expect(forged.headerFields[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+
+                // An active token the provider issued to another client (the demo public client,
+                // through the device flow its demo user approves by opening the page): the API
+                // serves the demo confidential client only, and refuses it.
+                let publicClient = try await OAuth2Client(server: .issuer(app.issuer), configuration: ClientConfiguration(clientID: "oauth2-demo"))
+                let device = try await publicClient.startDeviceAuthorization(scopes: ["openid", "api"])
+                let (approval, _) = try await transport.send(HTTPRequest(method: .get, url: device.preferredVerificationURI), body: nil)
+                #expect(approval.status == .ok, "the provider approved the device for its demo user")
+                let foreign = try await publicClient.requestToken(.deviceCode(device.deviceCode))
+                let (refused, _) = try await whoami("Bearer \(foreign.accessToken)")
+                #expect(refused.status == .unauthorized, "a token issued to another client")
+                #expect(refused.headerFields[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
             }
         }
 

@@ -74,7 +74,8 @@ struct VaporAdapterTests {
                 configuration: ClientConfiguration(clientID: "vapor-app", clientSecret: "vapor-secret", redirectURI: configuration.redirectURI),
                 environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let signIn = WebSignIn(client: client, configuration: configuration)
-            let api = ResourceServer(introspection: TokenIntrospector(client: client))
+            // The API serves the demo confidential client (client-credentials tokens: no `aud`).
+            let api = ResourceServer(introspection: TokenIntrospector(client: client, accepting: .clientIDs([TestProvider.Demo.confidentialClientID])))
 
             let app = try await Application.make(.testing)
             app.middleware.use(WebSignInMiddleware(signIn))

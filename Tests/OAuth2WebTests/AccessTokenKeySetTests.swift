@@ -7,8 +7,8 @@ import OAuth2TestSupport
 import Testing
 
 /// Keys from a JWKS URL (through the library's transport seam): cached, refetched on an
-/// unknown `kid` with a cooldown, kept while the endpoint is down, and never waited for
-/// longer than the deadline.
+/// unknown `kid` with a cooldown, kept while the endpoint is down (up to the staleness cap),
+/// and never waited for longer than the deadline.
 @Suite(.timeLimit(.minutes(1))) struct AccessTokenKeySetTests {
     let date = ManualDate(TestIssuer.start)
     static let jwksURL = URL(string: "https://id.example.com/jwks")!
@@ -109,6 +109,46 @@ import Testing
         date.advance(by: 600)  // the cached set expired ten minutes ago
         #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
         #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
+    }
+
+    /// A key the provider removed must not keep verifying for as long as an attacker blocks
+    /// the path to its `jwks_uri`: a set last fetched more than a day ago (the default cap)
+    /// is no longer used, and the token is refused as unavailable (503).
+    @Test func aKeySetLastFetchedMoreThanADayAgoIsRefusedWhileRefetchesFail() async throws {
+        let down = Locked(false)
+        let transport = RecordingTransport { _, _ in
+            down.withLock { $0 } ? jsonResponse(500, #"{"error":"server_error"}"#) : Self.keySetResponse([TestIssuer.ecKey])
+        }
+        let verifier = TestIssuer.verifier(keys: try keySource(transport), date: date)
+        _ = try await verifier.verify(TestIssuer.token())
+        down.withLock { $0 = true }
+
+        // Within the day: the expired set still verifies while refetches fail.
+        date.advance(by: 86_400 - 60)
+        #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
+        // Past it: refused as unavailable, not as a bad token.
+        date.advance(by: 120)
+        let error = await refusal { () async throws(AccessTokenError) in try await verifier.verify(TestIssuer.token(at: date.now)) }
+        #expect(error?.code == .temporarilyUnavailable)
+        #expect(error?.status == .serviceUnavailable)
+        #expect(error?.reason == .unavailable)
+    }
+
+    @Test func theStalenessCapIsConfigurable() async throws {
+        let down = Locked(false)
+        let transport = RecordingTransport { _, _ in
+            down.withLock { $0 } ? jsonResponse(500, #"{"error":"server_error"}"#) : Self.keySetResponse([TestIssuer.ecKey])
+        }
+        let policy = JWKSCache.Policy(minimumLifetime: 60, maximumLifetime: 60, defaultLifetime: 60, minimumRefetchInterval: 10, maximumStaleness: 600)
+        let verifier = TestIssuer.verifier(keys: try keySource(transport, policy: policy), date: date)
+        _ = try await verifier.verify(TestIssuer.token())
+        down.withLock { $0 = true }
+        date.advance(by: 600)  // ten minutes after the last fetch that succeeded: still used
+        #expect(try await verifier.verify(TestIssuer.token(at: date.now)).subject == "user-1")
+        date.advance(by: 1)
+        let error = await refusal { () async throws(AccessTokenError) in try await verifier.verify(TestIssuer.token(at: date.now)) }
+        #expect(error?.code == .temporarilyUnavailable)
+        #expect(error?.reason == .unavailable)
     }
 
     @Test func cachedKeysStillVerifyWithoutWaitingWhileTheEndpointHangs() async throws {

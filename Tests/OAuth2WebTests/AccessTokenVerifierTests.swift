@@ -136,6 +136,17 @@ import Testing
         #expect(try await TestIssuer.verifier(date: date).verify(token).audience.count == 2)
     }
 
+    /// There is no "any audience" for JWT access tokens: an issuer trusted for no audience
+    /// accepts none of its tokens, whatever they name.
+    @Test func anIssuerTrustedForNoAudienceAcceptsNoToken() async {
+        var verifier = AccessTokenVerifier(issuers: [TrustedIssuer(issuer: TestIssuer.issuer, audiences: [], keys: .fixed(TestIssuer.keySet))])
+        verifier.now = date.function
+        for audience: JSONValue in [.string(TestIssuer.audience), "", ["a", "b"], []] {
+            let error = await refusal { () async throws(AccessTokenError) in try await verifier.verify(TestIssuer.token { $0["aud"] = audience }) }
+            #expect(error?.reason == .jose(.audienceMismatch), "aud \(audience)")
+        }
+    }
+
     @Test func refusesAnExpiredTokenWithLeeway() async throws {
         let token = TestIssuer.token()
         date.advance(by: 3600 + 59)  // within the 60 s leeway

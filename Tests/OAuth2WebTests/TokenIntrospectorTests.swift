@@ -19,8 +19,13 @@ import Testing
         func set(_ token: String, _ json: String) { lock.withLock { answers[token] = json } }
     }
 
+    /// What the tests' API accepts unless a test says otherwise: answers naming `orders`, or,
+    /// without `aud`, issued to `client-1` (the client of ``active(expiresIn:scope:extra:)``).
+    static let ordersAPI = TokenIntrospector.AcceptedTokens(audiences: ["orders"], clientIDs: ["client-1"])
+
     func introspector(
-        _ server: Server, gate: Gate? = nil, policy: TokenIntrospector.Policy = TokenIntrospector.Policy(), audiences: Set<String> = []
+        _ server: Server, gate: Gate? = nil, policy: TokenIntrospector.Policy = TokenIntrospector.Policy(),
+        accepting: TokenIntrospector.AcceptedTokens = ordersAPI
     ) throws -> (TokenIntrospector, RecordingTransport) {
         let transport = RecordingTransport { _, body in
             if let gate { await gate.pass() }
@@ -36,7 +41,7 @@ import Testing
             introspectionEndpoint: URL(string: "https://id.example.com/introspect")!)
         let client = try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport))
         let introspector = TokenIntrospector(
-            client: client, audiences: audiences, issuer: nil, policy: policy, logger: CapturedLog().logger(), now: date.function)
+            client: client, accepting: accepting, issuer: nil, policy: policy, logger: CapturedLog().logger(), now: date.function)
         return (introspector, transport)
     }
 
@@ -176,6 +181,88 @@ import Testing
         #expect(introspector.cachedCount == 3)
     }
 
+    // MARK: - Which active tokens are for this API (RFC 7662 §4)
+
+    @Test func anAnswerNamingAnotherAudienceIsRefusedWhateverItsClientAndScopes() async throws {
+        let server = Server()
+        // The client and the scope are ones the API names: the aud says the token is for billing.
+        server.set("billing", active(expiresIn: 300, scope: "orders:read", extra: #","aud":"billing""#))
+        server.set("billing-and-orders", active(expiresIn: 300, extra: #","aud":["billing","orders"]"#))
+        server.set("empty-aud", active(expiresIn: 300, extra: #","aud":[]"#))
+        let (introspector, _) = try introspector(server, accepting: .init(audiences: ["orders"], clientIDs: ["client-1"], scopes: ["orders:read"]))
+        let refused = await check(introspector, "billing")
+        #expect(refused?.code == .invalidToken)
+        #expect(refused?.reason == .jose(.audienceMismatch))
+        #expect(refused?.status == .unauthorized)
+        #expect(await check(introspector, "billing-and-orders") == nil, "one of several audiences is enough")
+        #expect(await check(introspector, "empty-aud")?.reason == .jose(.audienceMismatch), "an aud that names no one names not this API")
+    }
+
+    @Test func anAnswerWithoutAudIsAcceptedOnlyForAClientTheAPINames() async throws {
+        let server = Server()
+        server.set("served", active(expiresIn: 300))  // client_id client-1, no aud
+        server.set("other-client", active(expiresIn: 300).replacingOccurrences(of: "client-1", with: "client-2"))
+        server.set("no-client", #"{"active":true,"scope":"orders:read","iss":"\#(TestIssuer.issuer)"}"#)
+        let (introspector, _) = try introspector(server, accepting: .clientIDs(["client-1"]))
+        #expect(try await introspector.verify("served").clientID == "client-1")
+        #expect(await check(introspector, "other-client")?.reason == .jose(.audienceMismatch))
+        #expect(await check(introspector, "no-client")?.reason == .jose(.audienceMismatch))
+
+        // The same answers for an API that names only audiences: none of them is for it.
+        let (byAudience, _) = try self.introspector(server, accepting: .audiences(["orders"]))
+        #expect(await check(byAudience, "served")?.reason == .jose(.audienceMismatch))
+        // And through a resource server: 401 invalid_token, as for any token not for the API.
+        let request = HTTPRequest(
+            method: .get, scheme: "https", authority: "api.example.com", path: "/orders", headerFields: [.authorization: "Bearer other-client"])
+        guard case .refused(let challenge) = await ResourceServer(introspection: introspector).authorize(request) else {
+            Issue.record("another client's token was accepted")
+            return
+        }
+        #expect(challenge.status == .unauthorized)
+        #expect(challenge.headerFields[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+    }
+
+    @Test func anAnswerWithoutAudIsAcceptedOnlyWithAScopeTheAPINames() async throws {
+        let server = Server()
+        server.set("orders", active(expiresIn: 300, scope: "profile orders:read"))
+        server.set("billing", active(expiresIn: 300, scope: "billing:read"))
+        server.set("no-scope", #"{"active":true,"client_id":"client-1","iss":"\#(TestIssuer.issuer)"}"#)
+        server.set("orders-for-billing", active(expiresIn: 300, scope: "orders:read", extra: #","aud":"billing""#))
+        let (introspector, _) = try introspector(server, accepting: .scopes(["orders:read", "orders:write"]))
+        #expect(try await introspector.verify("orders").scopes.contains("orders:read"))
+        #expect(await check(introspector, "billing")?.reason == .jose(.audienceMismatch))
+        #expect(await check(introspector, "no-scope")?.reason == .jose(.audienceMismatch))
+        #expect(await check(introspector, "orders-for-billing")?.reason == .jose(.audienceMismatch), "its aud says another API")
+    }
+
+    @Test func nothingStatedAcceptsNothing() async throws {
+        let server = Server()
+        server.set("with-aud", active(expiresIn: 300, extra: #","aud":"orders""#))
+        server.set("without-aud", active(expiresIn: 300))
+        let (introspector, _) = try introspector(server, accepting: TokenIntrospector.AcceptedTokens())
+        #expect(await check(introspector, "with-aud")?.reason == .jose(.audienceMismatch))
+        #expect(await check(introspector, "without-aud")?.reason == .jose(.audienceMismatch))
+        #expect(!TokenIntrospector.AcceptedTokens().acceptsAnyActiveToken)
+    }
+
+    @Test func anyActiveTokenIsAnExplicitChoiceThatStillChecksTheRest() async throws {
+        let server = Server()
+        server.set("billing", active(expiresIn: 300, extra: #","aud":"billing""#))
+        server.set("other-client", active(expiresIn: 300).replacingOccurrences(of: "client-1", with: "client-2"))
+        server.set("refresh", active(expiresIn: 300, extra: #","token_type":"refresh_token""#))
+        server.set("expired", active(expiresIn: -5))
+        server.set("foreign", #"{"active":true,"client_id":"client-1","iss":"https://evil.example.com"}"#)
+        let (introspector, _) = try introspector(server, accepting: .anyActiveToken)
+        #expect(introspector.accepting.acceptsAnyActiveToken)
+        #expect(try await introspector.verify("billing").audience == ["billing"])
+        #expect(try await introspector.verify("other-client").clientID == "client-2")
+        // What it waives is only whom the token is for.
+        #expect(await check(introspector, "never-issued")?.reason == .inactive)
+        #expect(await check(introspector, "refresh")?.reason == .notAnAccessToken)
+        #expect(await check(introspector, "expired")?.reason == .jose(.expired))
+        #expect(await check(introspector, "foreign")?.reason == .jose(.issuerMismatch))
+    }
+
     @Test func refusesAnotherAudienceIssuerAnExpiredAnswerOrARefreshToken() async throws {
         let server = Server()
         server.set("other-aud", active(expiresIn: 300, extra: #","aud":"billing""#))
@@ -183,7 +270,7 @@ import Testing
         server.set("expired", active(expiresIn: -5))
         server.set("future", active(expiresIn: 300, extra: #","nbf":\#(Int(date.now.timeIntervalSince1970) + 60)"#))
         server.set("ours", active(expiresIn: 300, extra: #","aud":["billing","orders"]"#))
-        let (introspector, _) = try introspector(server, audiences: ["orders"])
+        let (introspector, _) = try introspector(server, accepting: .audiences(["orders"]))
         #expect(await check(introspector, "other-aud")?.reason == .jose(.audienceMismatch))
         #expect(await check(introspector, "no-aud")?.reason == .jose(.audienceMismatch))
         #expect(await check(introspector, "expired")?.reason == .jose(.expired))

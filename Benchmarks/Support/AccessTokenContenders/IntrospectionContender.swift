@@ -20,7 +20,7 @@ public struct IntrospectionContender: Sendable {
             issuer: URL(string: "https://as.example")!, tokenEndpoint: URL(string: "https://as.example/token")!,
             introspectionEndpoint: URL(string: "https://as.example/introspect")!)
         let client = try await OAuth2Client(server: .metadata(metadata), configuration: configuration, environment: HTTPEnvironment(transport: transport))
-        introspector = TokenIntrospector(client: client, audiences: ["https://api.example"], policy: .init(maximumLifetime: 3_600))
+        introspector = TokenIntrospector(client: client, accepting: .audiences(["https://api.example"]), policy: .init(maximumLifetime: 3_600))
         tokens = (0..<count).map { "opaque-\($0)-\(UUID().uuidString)" }
         for token in tokens { _ = try await introspector.verify(token, requiredScopes: [AccessTokenFixture.requiredScope]) }
         guard transport.calls == count, introspector.cachedCount == count else {

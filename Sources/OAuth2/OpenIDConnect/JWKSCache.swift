@@ -10,6 +10,9 @@ import HTTPTypes
 /// - ``refreshed(now:)`` forces a refetch when a token names a key the cached set lacks
 ///   (key rotation), at most once per ``Policy/minimumRefetchInterval``, so that forged
 ///   tokens with random `kid`s cannot make the client hammer the provider.
+/// - A resource server keeps using an expired set while refetches fail, for at most
+///   ``Policy/maximumStaleness`` after its last successful fetch: a key the provider
+///   removed must not keep verifying for as long as someone blocks the way to `jwks_uri`.
 public actor JWKSCache {
     /// Cache lifetimes.
     public struct Policy: Sendable, Hashable {
@@ -21,14 +24,25 @@ public actor JWKSCache {
         public var defaultLifetime: TimeInterval
         /// The shortest time between two forced refetches.
         public var minimumRefetchInterval: TimeInterval
+        /// How long after its last successful fetch an expired set may still be used while
+        /// refetches fail (a resource server's outage tolerance); past it, the set is not
+        /// used, and what needs it fails as unavailable until a fetch succeeds. It bounds how
+        /// long a key the provider removed can keep verifying when the way to `jwks_uri` is
+        /// blocked. A set within its lifetime is used whatever this says.
+        public var maximumStaleness: TimeInterval
 
         /// Creates a policy: 1 minute to 1 day, 1 hour by default, a forced refetch at
-        /// most every 10 seconds.
-        public init(minimumLifetime: TimeInterval = 60, maximumLifetime: TimeInterval = 86_400, defaultLifetime: TimeInterval = 3_600, minimumRefetchInterval: TimeInterval = 10) {
+        /// most every 10 seconds, an expired set used through an outage until a day after
+        /// its last successful fetch.
+        public init(
+            minimumLifetime: TimeInterval = 60, maximumLifetime: TimeInterval = 86_400, defaultLifetime: TimeInterval = 3_600,
+            minimumRefetchInterval: TimeInterval = 10, maximumStaleness: TimeInterval = 86_400
+        ) {
             self.minimumLifetime = minimumLifetime
             self.maximumLifetime = maximumLifetime
             self.defaultLifetime = defaultLifetime
             self.minimumRefetchInterval = minimumRefetchInterval
+            self.maximumStaleness = maximumStaleness
         }
     }
 
@@ -38,11 +52,11 @@ public actor JWKSCache {
     public nonisolated let policy: Policy
     private let fetcher: @Sendable () async throws -> (JSONWebKeySet, cacheControl: String?)
     private var cached: (keys: JSONWebKeySet, expiresAt: Date, fetchedAt: Date)? {
-        didSet { snapshot.withLock { $0 = cached.map { ($0.keys, $0.expiresAt) } } }
+        didSet { snapshot.withLock { $0 = cached.map { ($0.keys, $0.expiresAt, $0.fetchedAt) } } }
     }
     /// `cached` for ``cachedKeys(now:)``, readable from any thread: a validation with a
     /// fresh set does not hop onto the actor (two thread hand-offs per token otherwise).
-    private nonisolated let snapshot = Locked<(keys: JSONWebKeySet, expiresAt: Date)?>(nil)
+    private nonisolated let snapshot = Locked<(keys: JSONWebKeySet, expiresAt: Date, fetchedAt: Date)?>(nil)
     private var inFlight: Task<(JSONWebKeySet, cacheControl: String?), any Error>?
     private var lastForcedRefetch: Date?
     private(set) var fetchCount = 0
@@ -81,11 +95,15 @@ public actor JWKSCache {
         }
     }
 
-    /// The last set fetched, even when it has expired; `nil` before the first fetch.
-    /// Synchronous. A resource server keeps verifying with it while the provider's
-    /// JWKS endpoint is down, and refreshes it in the background.
-    package nonisolated func lastKnownKeys() -> JSONWebKeySet? {
-        snapshot.withLock { $0?.keys }
+    /// The last set fetched, even when it has expired, unless it was fetched more than
+    /// ``Policy/maximumStaleness`` before `now`; `nil` before the first fetch. Synchronous. A
+    /// resource server keeps verifying with it while the provider's JWKS endpoint is down,
+    /// and refreshes it in the background.
+    package nonisolated func lastKnownKeys(now: Date) -> JSONWebKeySet? {
+        snapshot.withLock { snapshot in
+            guard let snapshot, now.timeIntervalSince(snapshot.fetchedAt) <= policy.maximumStaleness else { return nil }
+            return snapshot.keys
+        }
     }
 
     /// A refetched set, when a token names a key the cached one lacks; `nil` when a forced

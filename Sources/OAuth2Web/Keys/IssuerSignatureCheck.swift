@@ -8,9 +8,10 @@ import OAuth2JOSE
 ///
 /// With a JWK set cache: a set that has expired keeps verifying while a fresh one is fetched
 /// in the background (an outage of the JWKS endpoint does not stop tokens signed with known
-/// keys); a token naming a `kid` the set lacks makes one refetch, rate-limited by the cache
-/// and bounded by ``keyFetchDeadline``; without any set yet, the request waits for one at most
-/// that long.
+/// keys), until `JWKSCache.Policy.maximumStaleness` after its last successful fetch; a token
+/// naming a `kid` the set lacks makes one refetch, rate-limited by the cache and bounded by
+/// ``keyFetchDeadline``; without any set yet, or with one older than that cap, the request
+/// waits for a fetch at most that long, and is refused as unavailable when it fails.
 package struct IssuerSignatureCheck: Sendable {
     /// Why a signature was not accepted.
     package enum Failure: Error, Equatable {
@@ -18,7 +19,8 @@ package struct IssuerSignatureCheck: Sendable {
         case keyNotFound(hasKeyID: Bool)
         /// A fitting key exists, and the signature does not verify with it.
         case signatureInvalid
-        /// The issuer's keys cannot be fetched now, and none are cached.
+        /// The issuer's keys cannot be fetched now, and none are cached (or those cached are
+        /// older than the cache's staleness cap).
         case unavailable
     }
 
@@ -42,9 +44,10 @@ package struct IssuerSignatureCheck: Sendable {
             let keys: JSONWebKeySet
             if let fresh = cache.cachedKeys(now: now) {
                 keys = fresh
-            } else if let stale = cache.lastKnownKeys() {
-                // Expired: keep verifying with it, and fetch a new one without making this
-                // request wait (an outage of the JWKS endpoint must not stop known keys).
+            } else if let stale = cache.lastKnownKeys(now: now) {
+                // Expired, within the staleness cap: keep verifying with it, and fetch a new
+                // one without making this request wait (an outage of the JWKS endpoint must
+                // not stop known keys; past the cap, a key the issuer removed must not either).
                 keys = stale
                 refreshInBackground(cache, issuer: issuer, now: now)
             } else {

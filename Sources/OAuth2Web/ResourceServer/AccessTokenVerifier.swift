@@ -20,7 +20,10 @@ import OAuth2JOSE
 ///
 /// Keys come from each issuer's ``TrustedIssuer/KeySource``. With a JWKS URL: a set that has
 /// expired keeps verifying while a fresh one is fetched in the background (so an outage of
-/// the JWKS endpoint does not stop tokens signed with known keys), and a token naming an
+/// the JWKS endpoint does not stop tokens signed with known keys), until
+/// `JWKSCache.Policy.maximumStaleness` (a day by default) after its last successful fetch —
+/// then tokens are refused as unavailable (503) until a fetch succeeds, so that a key the
+/// issuer removed does not verify for as long as the endpoint is blocked; a token naming an
 /// unknown `kid` makes one refetch (rate-limited by the cache) that waits at most
 /// ``keyFetchDeadline`` — then the token is refused, even if the endpoint hangs.
 ///
@@ -118,7 +121,7 @@ public struct AccessTokenVerifier: Sendable {
     /// - Throws: ``AccessTokenError``: ``AccessTokenError/Code/invalidToken`` for any failed
     ///   check (the reason names it), ``AccessTokenError/Code/insufficientScope`` for a
     ///   missing scope, ``AccessTokenError/Code/temporarilyUnavailable`` when the issuer's
-    ///   JWK set has never been fetched and cannot be now.
+    ///   JWK set cannot be fetched now and none was fetched within its staleness cap.
     public func verify(_ token: String, requiredScopes: [String] = []) async throws(AccessTokenError) -> VerifiedAccessToken {
         do {
             let verified = try await verifyToken(token)

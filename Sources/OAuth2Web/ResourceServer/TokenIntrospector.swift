@@ -8,6 +8,13 @@ import OAuth2JOSE
 /// (RFC 7662), through an `OAuth2Client` (its transport, client authentication and
 /// request deadline), and caches the answers.
 ///
+/// ```swift
+/// let introspector = TokenIntrospector(client: apiClient, accepting: .audiences(["https://api.example.com"]))
+/// ```
+///
+/// - An active answer is accepted only when it names this API, as ``accepting`` says (its
+///   `aud`; without one, its `client_id` or `scope`): the authorization server answers
+///   `active: true` for a token it issued to any client, for any API.
 /// - An active token's answer is cached for at most min(its `exp`, ``Policy/maximumLifetime``).
 ///   **That is how long a revoked token may still be accepted**: the staleness a revocation
 ///   may have. Choose ``Policy/maximumLifetime`` accordingly (0 caches nothing).
@@ -43,9 +50,8 @@ public final class TokenIntrospector: Sendable {
 
     /// The client that calls the introspection endpoint.
     public let client: OAuth2Client
-    /// The audiences that name this API; when not empty, an answer's `aud` must contain
-    /// one (an answer without `aud` is then refused).
-    public let audiences: Set<String>
+    /// What an answer must name for its token to be accepted here.
+    public let accepting: AcceptedTokens
     /// The issuer an answer's `iss` must be, when the answer has one.
     public let issuer: String?
     /// The cache policy.
@@ -73,24 +79,26 @@ public final class TokenIntrospector: Sendable {
     /// - Parameters:
     ///   - client: a client of the authorization server, with its introspection endpoint
     ///     and the resource server's own credentials.
-    ///   - audiences: the audiences that name this API (none: `aud` is not checked).
+    ///   - accepting: what an answer must name for its token to be accepted: this API's
+    ///     audiences, or (answers without `aud`) the client ids or scopes it serves; there is
+    ///     no default — ``AcceptedTokens/anyActiveToken`` must be chosen by name.
     ///   - issuer: the issuer an answer's `iss` must be when present (`nil`: the client's
     ///     metadata's issuer).
     ///   - policy: cache lifetimes and size.
     ///   - logger: where failures are logged (never a token).
     public convenience init(
-        client: OAuth2Client, audiences: Set<String> = [], issuer: String? = nil, policy: Policy = Policy(),
+        client: OAuth2Client, accepting: AcceptedTokens, issuer: String? = nil, policy: Policy = Policy(),
         logger: Logger = Logger(label: "swift-oauth2.resource-server")
     ) {
-        self.init(client: client, audiences: audiences, issuer: issuer, policy: policy, logger: logger, now: { Date() })
+        self.init(client: client, accepting: accepting, issuer: issuer, policy: policy, logger: logger, now: { Date() })
     }
 
     /// Creates an introspector reading the time from `now` (tests).
     package init(
-        client: OAuth2Client, audiences: Set<String>, issuer: String?, policy: Policy, logger: Logger, now: @escaping @Sendable () -> Date
+        client: OAuth2Client, accepting: AcceptedTokens, issuer: String?, policy: Policy, logger: Logger, now: @escaping @Sendable () -> Date
     ) {
         self.client = client
-        self.audiences = audiences
+        self.accepting = accepting
         self.issuer = issuer ?? client.metadata.issuer
         self.policy = policy
         self.logger = logger
@@ -106,7 +114,7 @@ public final class TokenIntrospector: Sendable {
     /// grants `requiredScopes`.
     ///
     /// - Throws: ``AccessTokenError``: ``AccessTokenError/Code/invalidToken`` (inactive,
-    ///   expired, not yet valid, another issuer or audience),
+    ///   expired, not yet valid, another issuer, not for this API as ``accepting`` says),
     ///   ``AccessTokenError/Code/insufficientScope``,
     ///   ``AccessTokenError/Code/temporarilyUnavailable`` when the endpoint cannot be asked.
     public func verify(_ token: String, requiredScopes: [String] = []) async throws(AccessTokenError) -> VerifiedAccessToken {
@@ -208,7 +216,7 @@ public final class TokenIntrospector: Sendable {
         if let issuer, let answered = response.issuer, answered != issuer {
             return .failure(.invalidToken(.init(.issuerMismatch), "The token's issuer is not trusted."))
         }
-        if !audiences.isEmpty, !(response.audience ?? []).contains(where: audiences.contains) {
+        if !accepting.accept(audience: response.audience, clientID: response.clientID, scopes: response.scopes) {
             return .failure(.invalidToken(.init(.audienceMismatch), "The token is not addressed to this API."))
         }
         let thumbprint: String?

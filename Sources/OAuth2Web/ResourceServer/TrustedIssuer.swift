@@ -49,7 +49,8 @@ public struct TrustedIssuer: Sendable {
 
     /// The `iss` the tokens carry, compared exactly.
     public var issuer: String { storage.issuer }
-    /// The audiences that name this API: a token's `aud` must contain at least one.
+    /// The audiences that name this API: a token's `aud` must contain at least one (an
+    /// empty set accepts no token; there is no "any audience").
     public var audiences: Set<String> { storage.audiences }
     /// Where the keys come from.
     public var keys: KeySource { storage.keys }
@@ -88,7 +89,8 @@ public struct TrustedIssuer: Sendable {
     ///
     /// - Parameters:
     ///   - issuer: the `iss` its tokens carry.
-    ///   - audiences: the audiences that name this API (a token must name one).
+    ///   - audiences: the audiences that name this API (a token must name one; none: every
+    ///     token is refused).
     ///   - keys: where its public keys come from.
     ///   - allowedAlgorithms: the algorithms to accept (`none` and HMAC are removed).
     ///   - leeway: the clock tolerance in seconds (60 by default).
