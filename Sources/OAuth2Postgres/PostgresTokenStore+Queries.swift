@@ -48,12 +48,13 @@ extension PostgresTokenStore {
     /// An idempotent `body` (a read, an unconditional write or delete) whose connection was
     /// lost runs again on another (see ``retryingLostConnections(_:)``).
     func withPooledConnection<T: Sendable>(
-        _ operation: String, idempotent: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        _ operation: String, idempotent: Bool = true, timeout: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         do {
             let attempt = {
                 try await self.withLease { connection in
-                    try await self.withDeadline(operation, on: connection) { try await body(connection) }
+                    try await self.withDeadline(operation, on: connection, timeout: timeout) { try await body(connection) }
                 }
             }
             return try await idempotent ? retryingLostConnections(attempt) : attempt()

@@ -175,7 +175,9 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
         let task = state.withLock { state in
             if let task = state.schemaTask { return task }
             let task = Task { [schema, logger] in
-                let applied = try await self.withPooledConnection("migrating schema \(schema)") { connection in
+                // Dozens of statements in one transaction, once per deployment: not one
+                // query, so not held to the query timeout alone.
+                let applied = try await self.withPooledConnection("migrating schema \(schema)", timeout: Self.migrationTimeout(self.configuration.queryTimeout)) { connection in
                     try await StoreSchema.migrate(schema: schema, connection: connection, logger: logger)
                 }
                 if !applied.isEmpty { logger.info("schema \(schema) migrated to version \(StoreSchema.currentVersion)") }
@@ -192,6 +194,12 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
             throw PostgresTokenStoreError.mapping(error, during: "migrating schema \(schema)")
         }
     }
+
+    /// The deadline of a migration: the query timeout, but at least a minute. A migration
+    /// runs dozens of statements (schema changes among them) in one transaction; on a
+    /// database busy with a fleet starting at once, the query timeout alone would abandon
+    /// it half-way, and every replica would try again.
+    static func migrationTimeout(_ queryTimeout: Duration) -> Duration { max(queryTimeout, .seconds(60)) }
 
     // MARK: - The lock
 
