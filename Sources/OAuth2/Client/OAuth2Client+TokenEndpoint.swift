@@ -107,7 +107,10 @@ extension OAuth2Client {
     /// `password`: the resource owner's credentials (legacy servers only; RFC 9700 forbids
     /// it for new deployments); the same as `requestToken(.password(…))`.
     ///
-    /// - Parameter scopes: the scopes to ask for; `nil` asks for the configured ones.
+    /// - Parameters:
+    ///   - username: the resource owner's username.
+    ///   - password: the resource owner's password.
+    ///   - scopes: the scopes to ask for; `nil` asks for the configured ones.
     public func password(username: String, password: String, scopes: [String]? = nil) async throws -> TokenSet {
         try await requestToken(.password(username: username, password: password, scopes: scopes))
     }

@@ -63,9 +63,12 @@ public struct Grant: Sendable, CustomStringConvertible {
 
     /// `password` (RFC 6749 §4.3; deprecated by RFC 9700, kept for legacy servers).
     ///
-    /// - Parameter scopes: the scopes to ask for; `nil` (the default) asks for the client's
-    ///   configured ones, as ``OAuth2Client/password(username:password:scopes:)`` does; `[]`
-    ///   sends no `scope`.
+    /// - Parameters:
+    ///   - username: the resource owner's username.
+    ///   - password: the resource owner's password.
+    ///   - scopes: the scopes to ask for; `nil` (the default) asks for the client's
+    ///     configured ones, as ``OAuth2Client/password(username:password:scopes:)`` does; `[]`
+    ///     sends no `scope`.
     public static func password(username: String, password: String, scopes: [String]? = nil) -> Grant {
         Grant(
             type: "password",
