@@ -443,6 +443,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // One meaning per name: a file that imports Foundation, Vapor, Hummingbird and every
+        // library module, and names each public type of the listing (api/*.txt) unqualified;
+        // empty unless the `Vapor`, `Hummingbird` and `Postgres` traits are all on.
+        .testTarget(
+            name: "OAuth2NamesTests",
+            dependencies: [
+                "OAuth2", "OAuth2JOSE", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
+                "OAuth2Web", "OAuth2Postgres", "OAuth2Hummingbird", "OAuth2Vapor",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OAuth2IntegrationTests",
             dependencies: [

@@ -120,8 +120,8 @@ let package = Package(
             path: "Benchmarks/ResourceServerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // The added latency per request of OAuth2Hummingbird's middleware (ResourceServerMiddleware
-        // with RS256 and ES256 access tokens, WebSignInMiddleware on a signed-in session) on a
+        // The added latency per request of OAuth2Hummingbird's middleware (HummingbirdResourceServerMiddleware
+        // with RS256 and ES256 access tokens, HummingbirdWebSignInMiddleware on a signed-in session) on a
         // Hummingbird 2 route, against the same route without it: the router's responder called
         // in-process, no socket.
         .executableTarget(

@@ -20,13 +20,12 @@ let store: any TokenStore = try await keyring.isAvailable()
     ? keyring
     : FileTokenStore(directory: URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".config/my-cli/tokens"))
 
-// A stored sign-in is used as it is; without one, the user signs in in the browser.
-let session: Session
-if let restored = try await Session.restore(client: client, store: store) {
-    session = restored
+// A stored sign-in is used as it is; without one, the user signs in in the browser and the
+// tokens are saved in the store.
+let session = if let stored = try await TokenSession.restore(client: client, store: store) {
+    stored
 } else {
-    let tokens = try await LoopbackSignIn(timeout: .seconds(300)).signIn(client: client)
-    session = try await Session(client: client, tokens: tokens, store: store)
+    try await LoopbackSignIn(timeout: .seconds(300)).signIn(client: client, store: store)
 }
 // An authorized request; the token is renewed with the refresh token when due, and never printed.
 let (response, body) = try await session.perform(HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!))

@@ -24,9 +24,8 @@ try await store.checkAvailability()   // throws TokenStoreError (.unavailable) w
 let signIn = LoopbackSignIn(pages: LoopbackPages(
     applicationName: "My Editor",
     successMessage: "You are signed in. You can close this tab and return to My Editor."))
-let tokens = try await signIn.signIn(client: client, options: AuthorizationOptions(prompt: ["select_account"]))
-let session = try await Session(client: client, tokens: tokens, store: store)
-showSignedIn(tokens.idTokenClaims?.name)   // the ID token was verified before it got here
+let session = try await signIn.signIn(client: client, store: store, options: AuthorizationOptions(prompt: ["select_account"]))
+showSignedIn(session.tokens?.idTokenClaims?.name)   // the ID token was verified before it got here
 
 // Keep the window in step with the session, from any task.
 Task {

@@ -18,13 +18,13 @@ func webReplica(client: OAuth2Client) throws -> WebSignIn {
     // One store per replica (its own pool), run as a Service; the same database for all.
     let store = try PostgresTokenStore(
         postgres: PostgresTokenStore.clientConfiguration(url: environment["OAUTH2_POSTGRES_URL"] ?? ""),
-        keyRing: PostgresTokenStore.KeyRing(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? ""),
+        encryptionKeys: PostgresTokenStore.EncryptionKeys(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? ""),
         logger: logger)
     let signIn = WebSignIn(
         client: client,
         configuration: WebSignInConfiguration(publicBaseURL: URL(string: "https://app.example.com")!),
-        sessions: PostgresWebSessionStore(store: store),  // sessions and pending sign-ins
-        tokens: store,  // the users' tokens: one refresh for the fleet
+        webSessions: PostgresWebSessionStore(store: store),  // sessions and pending sign-ins
+        tokenStore: store,  // the users' tokens: one refresh for the fleet
         replayStore: PostgresReplayStore(store: store))  // logout tokens accepted once
     // snippet.hide
     return signIn

@@ -127,18 +127,18 @@ enum ExampleServer {
     static func router(signIn: WebSignIn, resourceServer: ResourceServer) -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
         // The sign-in routes under /auth, and the user (if any) in every request's context.
-        router.add(middleware: WebSignInMiddleware(signIn))
+        router.add(middleware: HummingbirdWebSignInMiddleware(signIn))
         router.get("/healthz") { _, _ in "ok" }
         router.get("/") { _, context in Pages.home(context.webUser) }
 
         // Pages that need a signed-in user: a browser that has none is sent to sign in.
-        let signedIn = router.group().add(middleware: WebSignInMiddleware(signIn, requiring: WebAccessRequirement()))
+        let signedIn = router.group().add(middleware: HummingbirdWebSignInMiddleware(signIn, requiring: WebAccessRequirement()))
         signedIn.get("/profile") { _, context in Pages.profile(context.webUser!) }
         signedIn.get("/api/userinfo") { _, context in try await userInfo(context.webUser!, client: signIn.client, logger: context.logger) }
 
         // An API for other clients: the provider's access token as a bearer token.
         router.group("/api/bearer")
-            .add(middleware: ResourceServerMiddleware(resourceServer))
+            .add(middleware: HummingbirdResourceServerMiddleware(resourceServer))
             .get("whoami") { _, context in try tokenInfo(context.accessToken!) }
         return router
     }
@@ -147,7 +147,7 @@ enum ExampleServer {
     /// by their token session), as JSON.
     static func userInfo(_ user: WebUser, client: OAuth2Client, logger: Logger) async throws -> Response {
         do {
-            let tokens = try await user.tokens.freshTokens()
+            let tokens = try await user.tokenSession.freshTokens()
             let info = try await client.userInfo(accessToken: tokens.accessToken, tokenType: tokens.tokenType, expectedSubject: user.subject)
             return try json(.ok, info.claims)
         } catch let error as OAuth2Error {

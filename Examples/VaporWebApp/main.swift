@@ -97,7 +97,7 @@ func page(_ title: String, _ body: String) -> Response {
     return Response(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"], body: .init(string: html))
 }
 
-app.middleware.use(WebSignInMiddleware(signIn))
+app.middleware.use(VaporWebSignInMiddleware(signIn))
 
 app.get { request in
     let status = request.webUser.map { "Signed in as \(escaped($0.subject))" } ?? "Not signed in"
@@ -106,7 +106,7 @@ app.get { request in
 
 app.get("healthz") { _ in "ok" }
 
-let signedIn = app.grouped(RequireSignIn(signIn))
+let signedIn = app.grouped(VaporRequireSignIn(signIn))
 
 signedIn.get("profile") { request in
     let user = try request.requireWebUser()
@@ -120,13 +120,13 @@ signedIn.get("profile") { request in
 
 signedIn.get("api", "userinfo") { request in
     let user = try request.requireWebUser()
-    let info = try await client.userInfo(for: try await user.tokens.freshTokens())
+    let info = try await client.userInfo(for: try await user.tokenSession.freshTokens())
     let body = try JSONEncoder().encode(info.claims)
     return Response(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"], body: .init(data: body))
 }
 
 // An API for other clients: the provider's access token as a bearer token.
-app.grouped(BearerTokenMiddleware(resourceServer)).get("api", "bearer", "whoami") { request in
+app.grouped(VaporResourceServerMiddleware(resourceServer)).get("api", "bearer", "whoami") { request in
     guard let token = request.accessToken else { throw Abort(.unauthorized) }
     var claims: [String: JSONValue] = ["scope": .string(token.scopes.sorted().joined(separator: " "))]
     if let subject = token.subject { claims["sub"] = .string(subject) }

@@ -3,7 +3,7 @@ import Hummingbird
 import OAuth2Web
 
 /// A request context that carries the verified access token of an API request, which
-/// ``ResourceServerMiddleware`` puts there.
+/// ``HummingbirdResourceServerMiddleware`` puts there.
 ///
 /// ```swift
 /// struct APIRequestContext: AccessTokenRequestContext {
@@ -18,7 +18,7 @@ import OAuth2Web
 public protocol AccessTokenRequestContext: RequestContext {
     /// The request's access token, after every check of `ResourceServer`
     /// (signature or introspection, issuer, audience, lifetime, scopes, DPoP binding); `nil`
-    /// before ``ResourceServerMiddleware`` ran.
+    /// before ``HummingbirdResourceServerMiddleware`` ran.
     var accessToken: VerifiedAccessToken? { get set }
 }
 #endif

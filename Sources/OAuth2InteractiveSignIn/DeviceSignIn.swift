@@ -78,6 +78,37 @@ public struct DeviceSignIn: Sendable {
         try await signIn(client: client, scopes: scopes, additionalParameters: additionalParameters, clock: ContinuousClock())
     }
 
+    /// Runs the whole device flow and keeps the sign-in: the tokens are saved in `store`
+    /// under `account`, and the session that keeps them fresh is returned.
+    ///
+    /// ```swift
+    /// let session = try await DeviceSignIn().signIn(client: client, store: store)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - client: the client that requests the device code and polls.
+    ///   - store: where the tokens are saved.
+    ///   - account: the name the tokens are saved under (`"default"`).
+    ///   - scopes: the scopes to ask for (`nil`: the configuration's).
+    ///   - additionalParameters: extra parameters of the device authorization request.
+    ///   - sessionOptions: the session's options (refresh leeway, renewal, retries).
+    ///   - clock: the clock polling waits on.
+    /// - Returns: the session, its tokens already in `store`.
+    /// - Throws: as ``signIn(client:scopes:additionalParameters:clock:)``; what `store`
+    ///   throws when saving.
+    public func signIn<C: Clock>(
+        client: OAuth2Client,
+        store: any TokenStore,
+        account: String = "default",
+        scopes: [String]? = nil,
+        additionalParameters: [String: String] = [:],
+        sessionOptions: TokenSession.Options = TokenSession.Options(),
+        clock: C = ContinuousClock()
+    ) async throws -> TokenSession where C.Duration == Duration {
+        let tokens = try await signIn(client: client, scopes: scopes, additionalParameters: additionalParameters, clock: clock)
+        return try await TokenSession(client: client, tokens: tokens, store: store, account: account, options: sessionOptions)
+    }
+
     /// Runs the whole device flow: requests a device code, shows the instructions, polls
     /// with a countdown, and returns the tokens.
     ///

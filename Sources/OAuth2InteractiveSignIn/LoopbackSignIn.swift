@@ -30,6 +30,8 @@ public enum BrowserChoice: Sendable {
 ///
 /// ```swift
 /// let tokens = try await LoopbackSignIn(timeout: .seconds(120)).signIn(client: client)
+/// // or, saved in a store and kept fresh:
+/// let session = try await LoopbackSignIn().signIn(client: client, store: store)
 /// ```
 ///
 /// It starts a ``LoopbackRedirectListener``, builds the authorization request with the
@@ -107,6 +109,38 @@ public struct LoopbackSignIn: Sendable {
         return try await signIn(client: client, options: options, listener: listener)
     }
 
+    /// Signs the user in and keeps the sign-in: the tokens are saved in `store` under
+    /// `account`, and the session that keeps them fresh is returned — one call from nothing
+    /// to a stored ``OAuth2/TokenSession``.
+    ///
+    /// ```swift
+    /// let session = if let stored = try await TokenSession.restore(client: client, store: store) {
+    ///     stored
+    /// } else {
+    ///     try await LoopbackSignIn().signIn(client: client, store: store)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - client: the client that signs in.
+    ///   - store: where the tokens are saved (a keyring, a private directory, PostgreSQL).
+    ///   - account: the name the tokens are saved under; `"default"` unless the program
+    ///     keeps several identities.
+    ///   - options: the authorization request's options, as in ``signIn(client:options:)``.
+    ///   - sessionOptions: the session's options (refresh leeway, renewal, retries).
+    /// - Returns: the session, its tokens already in `store`.
+    /// - Throws: as ``signIn(client:options:)``; what `store` throws when saving.
+    public func signIn(
+        client: OAuth2Client,
+        store: any TokenStore,
+        account: String = "default",
+        options: AuthorizationOptions = AuthorizationOptions(),
+        sessionOptions: TokenSession.Options = TokenSession.Options()
+    ) async throws -> TokenSession {
+        let tokens = try await signIn(client: client, options: options)
+        return try await TokenSession(client: client, tokens: tokens, store: store, account: account, options: sessionOptions)
+    }
+
     /// Signs the user in with a client that may not exist yet: when `configuration` has no
     /// client id, registers one first (RFC 7591), as p2/OAuth2 does, then signs in with it.
     ///
@@ -130,7 +164,7 @@ public struct LoopbackSignIn: Sendable {
     public func signIn(
         registrar: ClientRegistrar,
         configuration: ClientConfiguration,
-        registering client: ClientMetadata = ClientMetadata(),
+        registering client: RegistrationMetadata = RegistrationMetadata(),
         initialAccessToken: String? = nil,
         store: (any RegistrationStore)? = nil,
         options: AuthorizationOptions = AuthorizationOptions()

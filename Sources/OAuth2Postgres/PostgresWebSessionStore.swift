@@ -20,7 +20,7 @@ import PostgresNIO
 /// ```swift
 /// let signIn = WebSignIn(
 ///     client: client, configuration: configuration,
-///     sessions: PostgresWebSessionStore(store: tokenStore), tokens: tokenStore,
+///     webSessions: PostgresWebSessionStore(store: tokenStore), tokenStore: tokenStore,
 ///     replayStore: PostgresReplayStore(store: tokenStore))
 /// ```
 ///

@@ -8,7 +8,7 @@ import OAuth2WebTestSupport
 import OAuth2Web
 import Testing
 
-/// DPoP-bound access tokens (RFC 9449) through ResourceServerMiddleware, on a live
+/// DPoP-bound access tokens (RFC 9449) through HummingbirdResourceServerMiddleware, on a live
 /// Hummingbird server: nonces, replays, proofs for another URL, method or key.
 @Suite("Hummingbird: DPoP-bound tokens", .timeLimit(.minutes(2)))
 struct DPoPMiddlewareTests {
@@ -23,7 +23,7 @@ struct DPoPMiddlewareTests {
         // The public URL, as behind a reverse proxy: proofs name it, not the socket's address.
         let publicBaseURL = URL(string: "https://api.example.com/v1")!
         let router = Router(context: APIContext.self)
-        router.add(middleware: ResourceServerMiddleware(try DPoPAPIConformance.resourceServer(publicBaseURL: publicBaseURL)))
+        router.add(middleware: HummingbirdResourceServerMiddleware(try DPoPAPIConformance.resourceServer(publicBaseURL: publicBaseURL)))
         router.get("orders") { _, context in context.accessToken?.subject ?? "-" }
         let app = Application(router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in

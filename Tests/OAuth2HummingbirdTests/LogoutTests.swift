@@ -6,7 +6,7 @@ import OAuth2
 import OAuth2Testing
 import Testing
 
-/// Ending sessions through WebSignInMiddleware: forged sign-outs refused, the provider's
+/// Ending sessions through HummingbirdWebSignInMiddleware: forged sign-outs refused, the provider's
 /// back-channel logout, bodies over the limit.
 @Suite("Hummingbird: sign-out and logout", .timeLimit(.minutes(2)))
 struct LogoutTests {

@@ -11,7 +11,7 @@ import OAuth2Testing
 import OAuth2Web
 import Testing
 
-/// WebSignInMiddleware's per-group requirements, on a router of the test's own: step-up for
+/// HummingbirdWebSignInMiddleware's per-group requirements, on a router of the test's own: step-up for
 /// a scope, 403 for a claim, 401 for a POST without a session.
 @Suite("Hummingbird: per-route requirements", .timeLimit(.minutes(2)))
 struct RequirementTests {
@@ -37,7 +37,7 @@ struct RequirementTests {
                         id: "requirements-app", secret: "requirements-secret", redirectURIs: [signIn.configuration.redirectURI],
                         allowedScopes: TestProvider.Demo.scopes))
                 let router = Router(context: AppRequestContext.self)
-                router.add(middleware: WebSignInMiddleware(signIn))
+                router.add(middleware: HummingbirdWebSignInMiddleware(signIn))
                 routes(signIn, router)
                 responder.set(router.buildResponder())
                 continuation.yield(base)
@@ -61,11 +61,11 @@ struct RequirementTests {
 
     static func routes(_ signIn: WebSignIn, _ router: Router<AppRequestContext>) {
         router.group("/orders")
-            .add(middleware: WebSignInMiddleware(signIn, requiring: WebAccessRequirement(scopes: ["api"])))
+            .add(middleware: HummingbirdWebSignInMiddleware(signIn, requiring: WebAccessRequirement(scopes: ["api"])))
             .get { _, context in "orders of \(context.webUser!.subject): \(context.webUser!.scopes.sorted().joined(separator: " "))" }
             .post { _, context in "posted by \(context.webUser!.subject)" }
         router.group("/admin")
-            .add(middleware: WebSignInMiddleware(signIn, requiring: WebAccessRequirement(claims: ["groups": "admins"])))
+            .add(middleware: HummingbirdWebSignInMiddleware(signIn, requiring: WebAccessRequirement(claims: ["groups": "admins"])))
             .get { _, _ in "admin" }
         router.get("/whoami") { _, context in context.webUser?.subject ?? "nobody" }
     }

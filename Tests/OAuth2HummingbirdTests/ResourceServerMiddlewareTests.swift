@@ -7,7 +7,7 @@ import OAuth2JOSE
 import OAuth2Testing
 import Testing
 
-/// The example app's bearer-protected API: ResourceServerMiddleware over OAuth2Web's
+/// The example app's bearer-protected API: HummingbirdResourceServerMiddleware over OAuth2Web's
 /// ResourceServer, checking the provider's tokens at its introspection endpoint.
 @Suite("Hummingbird: bearer-protected routes", .timeLimit(.minutes(2)))
 struct ResourceServerMiddlewareTests {

@@ -7,7 +7,7 @@ import OAuth2JOSE
 import OAuth2Testing
 import Testing
 
-/// The example app's journeys, through WebSignInMiddleware on a real Hummingbird server, with
+/// The example app's journeys, through HummingbirdWebSignInMiddleware on a real Hummingbird server, with
 /// the embedded test provider: sign in, pages, UserInfo, sign out.
 @Suite("Hummingbird: web sign-in journeys", .timeLimit(.minutes(2)))
 struct SignInJourneyTests {

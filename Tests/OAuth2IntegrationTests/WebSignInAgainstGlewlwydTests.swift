@@ -83,7 +83,7 @@ extension Integration {
                 return
             }
             #expect(user.issuer == client.metadata.issuer)
-            let tokens = try await user.tokens.freshTokens()
+            let tokens = try await user.tokenSession.freshTokens()
             #expect(tokens.tokenType == .dpop)
             #expect(tokens.accessTokenKeyThumbprint == key.thumbprint)
         }

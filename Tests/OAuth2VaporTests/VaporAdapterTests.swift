@@ -78,23 +78,23 @@ struct VaporAdapterTests {
             let api = ResourceServer(introspection: TokenIntrospector(client: client, accepting: .clientIDs([TestProvider.Demo.confidentialClientID])))
 
             let app = try await Application.make(.testing)
-            app.middleware.use(WebSignInMiddleware(signIn))
+            app.middleware.use(VaporWebSignInMiddleware(signIn))
             app.get { request in request.webUser.map { "Signed in as \($0.subject)" } ?? "Not signed in" }
-            let signedIn = app.grouped(RequireSignIn(signIn))
+            let signedIn = app.grouped(VaporRequireSignIn(signIn))
             signedIn.get("profile") { request in
                 let user = try request.requireWebUser()
                 return "subject=\(user.subject) csrf=\(user.csrfToken)"
             }
             signedIn.get("api", "userinfo") { request in
                 let user = try request.requireWebUser()
-                return try await client.userInfo(for: try await user.tokens.freshTokens()).subject
+                return try await client.userInfo(for: try await user.tokenSession.freshTokens()).subject
             }
-            app.grouped(RequireSignIn(signIn, requiring: WebAccessRequirement(claims: ["groups": "admins"]))).get("admin") { _ in "admin" }
-            app.grouped(BearerTokenMiddleware(api, requiredScopes: ["profile"])).get("orders") { request in
+            app.grouped(VaporRequireSignIn(signIn, requiring: WebAccessRequirement(claims: ["groups": "admins"]))).get("admin") { _ in "admin" }
+            app.grouped(VaporResourceServerMiddleware(api, requiredScopes: ["profile"])).get("orders") { request in
                 "orders of \(request.accessToken?.subject ?? "-")"
             }
             // DPoP-bound tokens (DPoPAPIConformance's issuer), proofs for the public URL.
-            app.grouped(BearerTokenMiddleware(try DPoPAPIConformance.resourceServer(publicBaseURL: configuration.publicBaseURL)))
+            app.grouped(VaporResourceServerMiddleware(try DPoPAPIConformance.resourceServer(publicBaseURL: configuration.publicBaseURL)))
                 .get("dpop", "orders") { request in request.accessToken?.subject ?? "-" }
             try await app.server.start(address: .hostname("127.0.0.1", port: port))
             do {
@@ -172,7 +172,7 @@ struct VaporAdapterTests {
             #expect(try await Self.signIn(browser, app).status == 200)
             let user = try #require(try await app.signIn.user(for: HTTPRequest(
                 method: .get, scheme: "http", authority: "x", path: "/", headerFields: [.cookie: "oauth2-session=\(browser.cookies["oauth2-session"] ?? "")"])))
-            let tokens = try await user.tokens.freshTokens()
+            let tokens = try await user.tokenSession.freshTokens()
             // The user signs out at the provider (its end-session page, in the browser).
             let endSession = try app.signIn.client.endSessionRequest(EndSessionOptions(idTokenHint: tokens.idToken))
             try await app.provider.openInBrowser(endSession.url)
@@ -193,7 +193,7 @@ struct VaporAdapterTests {
         }
     }
 
-    @Test("DPoP-bound tokens: RFC 9449's resource-server rules hold through BearerTokenMiddleware")
+    @Test("DPoP-bound tokens: RFC 9449's resource-server rules hold through VaporResourceServerMiddleware")
     func dpop() async throws {
         try await Self.withApp { app in
             let browser = Browser()

@@ -90,6 +90,7 @@ mk("$PUBLIC_ID", A.CLIENT_PUBLIC, A.GRANT_AUTHORIZATION_CODE, "", RED)
 mk("$CC_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_CLIENT_CREDENTIALS, "$CC_SECRET")
 mk("$PW_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$PW_SECRET")
 mk("$FLEET_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_PASSWORD, "$FLEET_SECRET")
+get_user_model().objects.create_user("$FLEET_USER", "dave@example.com", "$FLEET_PASSWORD")   # the fleet tests' own user
 mk("$DEVICE_ID", A.CLIENT_PUBLIC, A.GRANT_DEVICE_CODE)
 mk("$API_ID", A.CLIENT_CONFIDENTIAL, A.GRANT_CLIENT_CREDENTIALS, "$API_SECRET")   # the resource server tests' API
 # The web example app of the browser journeys, signed in to by its own user (see lib.sh), on

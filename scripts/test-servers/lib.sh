@@ -40,6 +40,8 @@ CONF_ID=code-conf CONF_SECRET=code-conf-secret PUBLIC_ID=code-public CC_ID=cc CC
 PW_ID=pw PW_SECRET=pw-secret DEVICE_ID=device
 # DOT only: the fleet tests' own password client, so that the refreshes counted in DOT's database are theirs.
 FLEET_ID=fleet FLEET_SECRET=fleet-secret
+# The fleet's own user: no other test's logout at DOT (which deletes the user's tokens) reaches it.
+FLEET_USER=dave FLEET_PASSWORD=dave-pw
 # DOT only: the resource server tests' API, which introspects tokens with credentials of its own
 # (DOT lets any confidential client introspect; this one holds no grant a user would use).
 API_ID=orders-api API_SECRET=orders-api-secret

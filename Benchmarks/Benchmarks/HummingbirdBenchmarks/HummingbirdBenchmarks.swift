@@ -7,10 +7,10 @@
 // a new `Request` and request context, the response's status checked.
 //
 // - without middleware: the bare route (the same requests, Authorization header and all);
-// - ResourceServerMiddleware: the route behind it, `ResourceServer` with an
+// - HummingbirdResourceServerMiddleware: the route behind it, `ResourceServer` with an
 //   `AccessTokenVerifier` holding the JWK set (`.fixed`), RS256 and ES256 RFC 9068 access
 //   tokens (the next of 2,000 each request, as ResourceServerBenchmarks), scope `read` required;
-// - WebSignInMiddleware: the route behind it with `WebAccessRequirement()` (a signed-in user),
+// - HummingbirdWebSignInMiddleware: the route behind it with `WebAccessRequirement()` (a signed-in user),
 //   the request's cookie naming a live session in a `MemoryWebSessionStore`.
 //
 // Metrics: wall clock and allocations per request (ordo-one/benchmark's percentiles), and
@@ -92,19 +92,19 @@ func bearerRequests(_ fixture: AccessTokenFixture) -> [HTTPRequest] {
     fixture.tokens.map { request([.authorization: "Bearer \($0)"]) }
 }
 
-/// ResourceServerMiddleware over the fixture's issuer, keys in hand, scope `read` required.
-func resourceServerMiddleware(_ fixture: AccessTokenFixture) -> ResourceServerMiddleware<BenchRequestContext> {
+/// HummingbirdResourceServerMiddleware over the fixture's issuer, keys in hand, scope `read` required.
+func resourceServerMiddleware(_ fixture: AccessTokenFixture) -> HummingbirdResourceServerMiddleware<BenchRequestContext> {
     let verifier = AccessTokenVerifier(issuers: [
         TrustedIssuer(
             issuer: fixture.issuer, audiences: [fixture.audience], keys: .fixed(fixture.keys),
             allowedAlgorithms: [fixture.algorithm], leeway: AccessTokenFixture.leeway)
     ])
-    return ResourceServerMiddleware(ResourceServer(accessTokens: verifier), requiredScopes: [AccessTokenFixture.requiredScope])
+    return HummingbirdResourceServerMiddleware(ResourceServer(accessTokens: verifier), requiredScopes: [AccessTokenFixture.requiredScope])
 }
 
-/// WebSignInMiddleware requiring a signed-in user, and a request whose cookie names a live
+/// HummingbirdWebSignInMiddleware requiring a signed-in user, and a request whose cookie names a live
 /// session of its memory store. The client is built from metadata in hand: nothing is sent.
-func signedInRoute() async throws -> (middleware: WebSignInMiddleware<BenchRequestContext>, request: HTTPRequest) {
+func signedInRoute() async throws -> (middleware: HummingbirdWebSignInMiddleware<BenchRequestContext>, request: HTTPRequest) {
     let issuer = URL(string: "https://as.example")!
     let client = try await OAuth2Client(
         server: .metadata(ServerMetadata(
@@ -112,7 +112,7 @@ func signedInRoute() async throws -> (middleware: WebSignInMiddleware<BenchReque
             tokenEndpoint: issuer.appendingPathComponent("token"))),
         configuration: ClientConfiguration(clientID: "web-app", clientSecret: "secret", scopes: ["openid"]))
     let store = MemoryWebSessionStore()
-    let signIn = WebSignIn(client: client, configuration: WebSignInConfiguration(publicBaseURL: URL(string: "https://app.example")!), sessions: store)
+    let signIn = WebSignIn(client: client, configuration: WebSignInConfiguration(publicBaseURL: URL(string: "https://app.example")!), webSessions: store)
     // A session id as WebSignIn makes them (32 random bytes, base64url: 43 characters); the
     // store keeps its SHA-256, base64url.
     let id = base64URL(Data((0..<32).map { _ in UInt8.random(in: 0...255) }))
@@ -122,7 +122,7 @@ func signedInRoute() async throws -> (middleware: WebSignInMiddleware<BenchReque
         subject: "user-1", providerSessionID: "sid-1", claims: ["sub": "user-1", "name": "Bench User"], scopes: ["openid"],
         csrfToken: base64URL(Data((0..<32).map { _ in UInt8.random(in: 0...255) })), createdAt: now, lastSeenAt: now,
         absoluteExpiry: now.addingTimeInterval(86_400)))
-    return (WebSignInMiddleware(signIn, requiring: WebAccessRequirement()), request([.cookie: "\(signIn.configuration.cookieName)=\(id)"]))
+    return (HummingbirdWebSignInMiddleware(signIn, requiring: WebAccessRequirement()), request([.cookie: "\(signIn.configuration.cookieName)=\(id)"]))
 }
 
 func base64URL(_ data: Data) -> String {
@@ -162,7 +162,7 @@ let benchmarks: @Sendable () -> Void = {
 
     for algorithm in [JWSAlgorithm.rs256, .es256] {
         nonisolated(unsafe) var guarded: RouteDriver?
-        Benchmark("Hummingbird route, ResourceServerMiddleware, \(algorithm) access token",
+        Benchmark("Hummingbird route, HummingbirdResourceServerMiddleware, \(algorithm) access token",
             configuration: .init(
                 setup: {
                     let fixture = try AccessTokenFixture.load(algorithm)
@@ -177,7 +177,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     nonisolated(unsafe) var signedIn: RouteDriver?
-    Benchmark("Hummingbird route, WebSignInMiddleware, signed-in session (MemoryWebSessionStore)",
+    Benchmark("Hummingbird route, HummingbirdWebSignInMiddleware, signed-in session (MemoryWebSessionStore)",
         configuration: .init(
             setup: {
                 let (middleware, request) = try await signedInRoute()

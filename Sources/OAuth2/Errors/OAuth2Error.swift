@@ -46,7 +46,7 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
     /// For ``Code/signInRequired``: why the session cannot go on without a sign-in.
     public var signInReason: SignInReason?
 
-    /// Why a ``Session`` needs a new sign-in (``Code/signInRequired``).
+    /// Why a ``TokenSession`` needs a new sign-in (``Code/signInRequired``).
     public enum SignInReason: String, Sendable, Hashable {
         /// The store holds no tokens for the session.
         case noTokens
@@ -241,10 +241,29 @@ extension OAuth2Error {
         public static let tls: Code = "tls"
         /// The operation was cancelled.
         public static let cancelled: Code = "cancelled"
-        /// A ``Session`` has no usable grant: it has no tokens, no refresh token, or the
+        /// A ``TokenSession`` has no usable grant: it has no tokens, no refresh token, or the
         /// server refused its refresh token (then ``OAuth2Error/serverCode`` says how, and the
         /// session's tokens have been removed). The user has to sign in again.
         public static let signInRequired: Code = "sign_in_required"
+
+        /// Whether this is a code the library declares (above): one of RFC 6749 and its
+        /// extensions, OpenID Connect's, or the library's own — `false` for any other word a
+        /// server sent. A page may name a declared code to the person at the browser; anything
+        /// else is someone's free text (a callback's `error` is whatever its URL says).
+        public var isDeclared: Bool { Self.declared.contains(self) }
+
+        /// Every code declared above.
+        static let declared: Set<Code> = [
+            .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType,
+            .invalidScope, .accessDenied, .unsupportedResponseType, .serverError, .temporarilyUnavailable,
+            .invalidToken, .insufficientScope, .authorizationPending, .slowDown, .expiredToken,
+            .invalidDPoPProof, .useDPoPNonce, .unboundToken, .invalidRequestURI, .invalidRequestObject,
+            .interactionRequired, .loginRequired, .accountSelectionRequired, .consentRequired,
+            .invalidTarget, .invalidRedirectURI, .invalidClientMetadata, .invalidSoftwareStatement,
+            .unapprovedSoftwareStatement, .invalidConfiguration, .insecureEndpoint, .missingEndpoint,
+            .stateMismatch, .issuerMismatch, .redirectMismatch, .invalidResponse, .invalidIDToken,
+            .invalidUserInfo, .httpError, .network, .timeout, .tls, .cancelled, .signInRequired,
+        ]
     }
 }
 

@@ -93,7 +93,7 @@ public struct BackChannelLogoutEndpoint: Sendable {
             logger.debug("Back-channel logout failed", metadata: ["error": "\(type(of: error))", "sub": "\(logout.subject ?? "-")"])
             return Self.refusal(LogoutTokenError(.logoutFailed, reason: .logoutFailed, "The sessions could not be ended."), logout: logout)
         }
-        return Response(status: .ok, headerFields: [.cacheControl: "no-store", .xContentTypeOptions: "nosniff"], body: [], logout: logout, error: nil)
+        return Response(status: .ok, headerFields: WebResponse.hardened([.cacheControl: "no-store"]), body: [], logout: logout, error: nil)
     }
 
     /// The `logout_token` of a back-channel logout request (§2.5).
@@ -123,7 +123,7 @@ public struct BackChannelLogoutEndpoint: Sendable {
 
     /// The response refusing a request.
     static func refusal(_ error: LogoutTokenError, logout: VerifiedLogoutToken? = nil) -> Response {
-        var fields: HTTPFields = [.cacheControl: "no-store", .contentType: "application/json", .xContentTypeOptions: "nosniff"]
+        var fields = WebResponse.hardened([.cacheControl: "no-store", .contentType: "application/json"])
         if error.status == .methodNotAllowed { fields[.allow] = "POST" }
         let body: JSONValue = .object(["error": .string(error.code.rawValue), "error_description": .string(error.message)])
         return Response(status: error.status, headerFields: fields, body: Array(body.description.utf8), logout: logout, error: error)

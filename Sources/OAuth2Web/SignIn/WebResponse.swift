@@ -19,15 +19,22 @@ public struct WebResponse: Sendable, Hashable {
     /// `Content-Type` says.
     public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: [UInt8] = [], error: WebSignInError? = nil) {
         self.status = status
-        var headerFields = headerFields
-        if headerFields[.xContentTypeOptions] == nil { headerFields[.xContentTypeOptions] = "nosniff" }
-        self.headerFields = headerFields
+        self.headerFields = Self.hardened(headerFields)
         self.body = body
         self.error = error
     }
 
     /// The response head: ``status`` and ``headerFields``.
     public var response: HTTPResponse { HTTPResponse(status: status, headerFields: headerFields) }
+
+    /// `fields` with what every answer of the library carries: `X-Content-Type-Options:
+    /// nosniff` unless they set that field. The one place it is added (the back-channel
+    /// logout endpoint's answers use it too).
+    package static func hardened(_ fields: HTTPFields) -> HTTPFields {
+        var fields = fields
+        if fields[.xContentTypeOptions] == nil { fields[.xContentTypeOptions] = "nosniff" }
+        return fields
+    }
 
     /// A `303 See Other` to `location`, never cached.
     static func redirect(to location: URL, cookies: [String] = []) -> WebResponse {

@@ -19,7 +19,7 @@ import OAuth2JOSE
 /// // In the app's request handling:
 /// if let answer = await signIn.handle(request, body: body) { return answer }   // its own routes
 /// switch await signIn.authorize(request, requiring: WebAccessRequirement(scopes: ["orders:read"])) {
-/// case .granted(let user): // user.claims, user.tokens.perform(...)
+/// case .granted(let user): // user.claims, user.tokenSession.perform(...)
 /// case .denied(let answer): return answer                                       // a redirect to sign in, or 403
 /// }
 /// ```
@@ -47,11 +47,11 @@ public struct WebSignIn: Sendable {
     /// Routes, cookie and lifetimes.
     public let configuration: WebSignInConfiguration
     /// Where the sessions and pending sign-ins are kept.
-    public let sessions: any WebSessionStore
+    public let webSessions: any WebSessionStore
     /// Where the users' tokens are kept (one record per session).
-    public let tokens: any TokenStore
-    /// The options of each user's token `Session`.
-    public let sessionOptions: Session.Options
+    public let tokenStore: any TokenStore
+    /// The options of each user's token `TokenSession`.
+    public let tokenSessionOptions: TokenSession.Options
     private let backChannel: BackChannelLogoutEndpoint?
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -71,26 +71,26 @@ public struct WebSignIn: Sendable {
     ///   - client: the provider's client; its redirect URI is replaced by
     ///     ``WebSignInConfiguration/redirectURI`` in every request.
     ///   - configuration: routes, cookie, lifetimes.
-    ///   - sessions: where browser sessions are kept; share one (`PostgresWebSessionStore`)
+    ///   - webSessions: where browser sessions are kept; share one (`PostgresWebSessionStore`)
     ///     between replicas.
-    ///   - tokens: where the users' tokens are kept; share one (`PostgresTokenStore`) between
+    ///   - tokenStore: where the users' tokens are kept; share one (`PostgresTokenStore`) between
     ///     replicas, so that a refresh happens once for all of them.
     ///   - replayStore: where the `jti` of each logout token is recorded; share one
     ///     (`PostgresReplayStore`) between replicas, or a replica may accept a replayed token.
-    ///   - sessionOptions: the options of each user's token session.
+    ///   - tokenSessionOptions: the options of each user's token session.
     ///   - logger: sign-ins, sign-outs and refusals at debug level (reasons, never values).
     ///   - now: the clock of sessions and sign-ins (tests inject theirs).
     public init(
         client: OAuth2Client, configuration: WebSignInConfiguration,
-        sessions: any WebSessionStore = MemoryWebSessionStore(), tokens: any TokenStore = MemoryTokenStore(),
-        replayStore: any ReplayStore = MemoryReplayStore(), sessionOptions: Session.Options = Session.Options(),
+        webSessions: any WebSessionStore = MemoryWebSessionStore(), tokenStore: any TokenStore = MemoryTokenStore(),
+        replayStore: any ReplayStore = MemoryReplayStore(), tokenSessionOptions: TokenSession.Options = TokenSession.Options(),
         logger: Logger = Logger(label: "swift-oauth2.web-sign-in"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.client = client
         self.configuration = configuration
-        self.sessions = sessions
-        self.tokens = tokens
-        self.sessionOptions = sessionOptions
+        self.webSessions = webSessions
+        self.tokenStore = tokenStore
+        self.tokenSessionOptions = tokenSessionOptions
         self.logger = logger
         self.now = now
         if let keySet = client.keySet, let issuer = client.metadata.issuer {
@@ -182,7 +182,7 @@ public struct WebSignIn: Sendable {
         let now = now()
         let pending: PendingSignIn
         do {
-            guard let state = query["state"], let found = try await sessions.takePendingSignIn(state: state, now: now) else {
+            guard let state = query["state"], let found = try await webSessions.takePendingSignIn(state: state, now: now) else {
                 logger.debug("Sign-in callback refused: unknown state")
                 return .failure(WebSignInError(.unknownSignIn, "This sign-in is unknown, already completed or expired. Please sign in again."))
             }
@@ -208,8 +208,8 @@ public struct WebSignIn: Sendable {
             tokenSet = try await client.completeAuthorization(callbackURL: callbackURL, request: pending.request)
         } catch let error as OAuth2Error {
             // The code may be the provider's own word, which anyone can put in the callback's
-            // query: only a registered code is named, never echoed as it came.
-            let named = Self.registeredCodes.contains(error.code)
+            // query: only a code the library declares is named, never echoed as it came.
+            let named = error.code.isDeclared
             logger.debug("Sign-in failed", metadata: ["code": "\(named ? error.code.rawValue : "unregistered")"])
             let message = named ? "The sign-in failed: \(error.code.rawValue)." : "The sign-in failed: the provider refused it."
             return .failure(WebSignInError(.signInFailed, message, underlyingCode: error.code), cookies: [clearBinding])
@@ -227,8 +227,8 @@ public struct WebSignIn: Sendable {
             scopes: tokenSet.scopes ?? pending.request.scopes, csrfToken: SecureRandom.token(),
             createdAt: now, lastSeenAt: now, absoluteExpiry: now.addingTimeInterval(configuration.absoluteLifetime))
         do {
-            _ = try await Session(client: client, tokens: tokenSet, store: tokens, account: record.account, options: sessionOptions)
-            try await sessions.save(record)
+            _ = try await TokenSession(client: client, tokens: tokenSet, store: tokenStore, account: record.account, options: tokenSessionOptions)
+            try await webSessions.save(record)
         } catch {
             return unavailable(error)
         }
@@ -276,7 +276,7 @@ public struct WebSignIn: Sendable {
             logger.debug("Sign-out refused: no or wrong CSRF token")
             return .failure(WebSignInError(.forgedRequest, "This sign-out form is not this session's. Please try again from the app."))
         }
-        let stored = try? await tokens.load(tokenKey(record.account))
+        let stored = try? await tokenStore.load(tokenKey(record.account))
         do {
             try await end([record])
         } catch {
@@ -421,7 +421,7 @@ public struct WebSignIn: Sendable {
         do {
             let authorization = try await client.startAuthorization(AuthorizationOptions(
                 scopes: scopes, maxAge: requirement.maxAge, acrValues: requirement.acrValues, redirectURI: configuration.redirectURI))
-            try await sessions.insert(PendingSignIn(
+            try await webSessions.insert(PendingSignIn(
                 request: authorization, browserBindingHash: Self.hash(binding), returnTo: returnTo, requirement: requirement,
                 expiresAt: now().addingTimeInterval(configuration.signInLifetime)))
             var cookies = [WebCookies.setCookie(
@@ -450,7 +450,7 @@ public struct WebSignIn: Sendable {
     func currentRecords(_ request: HTTPRequest) async throws -> [WebSessionRecord] {
         var found: [WebSessionRecord] = []
         for value in WebCookies.ids(named: configuration.cookieName, in: request.headerFields, limit: Self.maximumSessionCookieLookups) {
-            if let record = try await sessions.session(Self.hash(value), idleLifetime: configuration.idleLifetime, now: now()) {
+            if let record = try await webSessions.session(Self.hash(value), idleLifetime: configuration.idleLifetime, now: now()) {
                 found.append(record)
             }
         }
@@ -461,7 +461,7 @@ public struct WebSignIn: Sendable {
     func touchIfDue(_ record: WebSessionRecord) async throws {
         let now = now()
         if now.timeIntervalSince(record.lastSeenAt) >= min(60, configuration.idleLifetime / 10) {
-            try await sessions.touch(record.idHash, now: now)
+            try await webSessions.touch(record.idHash, now: now)
         }
     }
 
@@ -470,7 +470,7 @@ public struct WebSignIn: Sendable {
     /// leaves a session to end again, never tokens that no session names.
     func end(_ records: [WebSessionRecord]) async throws {
         try await removeTokens(of: records)
-        for record in records { try await sessions.remove(record.idHash) }
+        for record in records { try await webSessions.remove(record.idHash) }
     }
 
     /// Ends the sessions a provider's logout names (back- or front-channel): the tokens of
@@ -478,22 +478,22 @@ public struct WebSignIn: Sendable {
     /// between. Returns the number of sessions ended.
     @discardableResult
     func endProviderSession(issuer: String, subject: String?, providerSessionID: String?) async throws -> Int {
-        let found = try await sessions.sessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
+        let found = try await webSessions.sessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
         try await removeTokens(of: found)
-        let removed = try await sessions.removeSessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
+        let removed = try await webSessions.removeSessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
         let accounts = Set(found.map(\.account))
         try await removeTokens(of: removed.filter { !accounts.contains($0.account) })
         return removed.count
     }
 
     func removeTokens(of records: [WebSessionRecord]) async throws {
-        for record in records { try await tokens.remove(tokenKey(record.account)) }
+        for record in records { try await tokenStore.remove(tokenKey(record.account)) }
     }
 
-    func tokenKey(_ account: String) -> SessionKey { Session.key(for: client, account: account) }
+    func tokenKey(_ account: String) -> TokenSessionKey { TokenSession.key(for: client, account: account) }
 
     func webUser(_ record: WebSessionRecord) -> WebUser {
-        WebUser(record: record, tokens: Session(client: client, store: tokens, account: record.account, options: sessionOptions))
+        WebUser(record: record, tokenSession: TokenSession(client: client, store: tokenStore, account: record.account, options: tokenSessionOptions))
     }
 
     /// A path of the app (or an allowed URL) as an absolute URL for `Location`.
@@ -511,17 +511,6 @@ public struct WebSignIn: Sendable {
         answer.headerFields[.allow] = allowed
         return answer
     }
-
-    /// The codes a sign-in failure may name to the person at the browser: those of RFC 6749
-    /// and OpenID Connect, and the library's own checks. Anything else a provider sends is
-    /// not repeated.
-    static let registeredCodes: Set<OAuth2Error.Code> = [
-        .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType, .invalidScope, .accessDenied,
-        .unsupportedResponseType, .serverError, .temporarilyUnavailable, .interactionRequired, .loginRequired, .accountSelectionRequired,
-        .consentRequired, .invalidRequestURI, .invalidRequestObject, .invalidDPoPProof, .useDPoPNonce, .stateMismatch, .issuerMismatch,
-        .redirectMismatch, .invalidResponse, .invalidIDToken, .httpError, .network, .timeout, .tls, .cancelled, .insecureEndpoint,
-        .missingEndpoint, .invalidConfiguration,
-    ]
 
     /// The SHA-256 of `value`, base64url: how ids and bindings are stored.
     static func hash(_ value: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Array(value.utf8)))) }

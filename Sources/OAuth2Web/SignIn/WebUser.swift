@@ -9,15 +9,15 @@ import OAuth2JOSE
 /// ```swift
 /// let user = try await webSignIn.user(for: request)   // or the adapter's request property
 /// let name = user.claims["name"]?.stringValue ?? user.subject
-/// let (head, body) = try await user.tokens.perform(HTTPRequest(method: .get, url: ordersAPI))
+/// let (head, body) = try await user.tokenSession.perform(HTTPRequest(method: .get, url: ordersAPI))
 /// ```
 public struct WebUser: Sendable {
     /// The session's record (issuer, subject, claims, scopes, lifetimes).
     public let record: WebSessionRecord
-    /// The user's tokens: `Session.freshAccessToken()` and
-    /// `Session.perform(_:body:)` refresh them when needed — once for all
+    /// The user's tokens: `TokenSession.freshAccessToken()` and
+    /// `TokenSession.perform(_:body:)` refresh them when needed — once for all
     /// concurrent callers, and once for all replicas when the token store is shared.
-    public let tokens: Session
+    public let tokenSession: TokenSession
 
     /// The user's `sub` at ``issuer``.
     public var subject: String { record.subject }

@@ -11,7 +11,7 @@ import OAuth2Web
 ///     introspection: TokenIntrospector(client: apiClient, accepting: .audiences(["https://api.example.com"])))
 /// let router = Router(context: APIRequestContext.self)
 /// router.group("api")
-///     .add(middleware: ResourceServerMiddleware(resourceServer, requiredScopes: ["orders:read"]))
+///     .add(middleware: HummingbirdResourceServerMiddleware(resourceServer, requiredScopes: ["orders:read"]))
 ///     .get("orders") { _, context in context.accessToken!.subject ?? "" }
 /// ```
 ///
@@ -22,7 +22,7 @@ import OAuth2Web
 /// endpoint cannot be asked) and its `WWW-Authenticate` fields (RFC 6750 §3, RFC 9449 §7.1).
 /// It only translates: every check is `ResourceServer`'s.
 @available(macOS 14, iOS 17, tvOS 17, *)
-public struct ResourceServerMiddleware<Context: AccessTokenRequestContext>: RouterMiddleware {
+public struct HummingbirdResourceServerMiddleware<Context: AccessTokenRequestContext>: RouterMiddleware {
     /// The checks.
     public let server: ResourceServer
     /// The scopes every token must grant for the routes behind this middleware.

@@ -14,12 +14,12 @@ import OAuth2Web
 /// let router = Router(context: AppRequestContext.self)
 /// // The sign-in routes (login, callback, logout, back- and front-channel logout), and
 /// // `context.webUser` for every route when someone is signed in:
-/// router.add(middleware: WebSignInMiddleware(signIn))
+/// router.add(middleware: HummingbirdWebSignInMiddleware(signIn))
 /// router.get("/") { _, context in context.webUser?.subject ?? "Not signed in" }
 ///
 /// // Routes that need a signed-in user: a group with its requirement.
 /// router.group("account")
-///     .add(middleware: WebSignInMiddleware(signIn, requiring: WebAccessRequirement()))
+///     .add(middleware: HummingbirdWebSignInMiddleware(signIn, requiring: WebAccessRequirement()))
 ///     .get("profile") { _, context in context.webUser!.subject }
 /// ```
 ///
@@ -36,7 +36,7 @@ import OAuth2Web
 /// A middleware added to a route group runs only for the group's routes: add one without a
 /// requirement to the router itself, so that the sign-in routes are answered.
 @available(macOS 14, iOS 17, tvOS 17, *)
-public struct WebSignInMiddleware<Context: WebSignInRequestContext>: RouterMiddleware {
+public struct HummingbirdWebSignInMiddleware<Context: WebSignInRequestContext>: RouterMiddleware {
     /// The sign-in whose routes and sessions this middleware serves.
     public let signIn: WebSignIn
     /// What the routes behind this middleware require of the user; `nil`: nothing (the user
