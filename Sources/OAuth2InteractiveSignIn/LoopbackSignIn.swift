@@ -111,7 +111,7 @@ public struct LoopbackSignIn: Sendable {
 
     /// Signs the user in and keeps the sign-in: the tokens are saved in `store` under
     /// `account`, and the session that keeps them fresh is returned — one call from nothing
-    /// to a stored ``OAuth2/TokenSession``.
+    /// to a stored `TokenSession`.
     ///
     /// ```swift
     /// let session = if let stored = try await TokenSession.restore(client: client, store: store) {

@@ -108,6 +108,22 @@ import Testing
         }
     }
 
+    @Test("signIn(client:store:account:) ends with the session, its tokens saved under the account")
+    func signInEndsWithAStoredSession() async throws {
+        let base = BaseBox()
+        try await SignInProvider.with(token: { _, _ in SignInProvider.tokens }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
+            base.url = provider.baseURL
+            let client = try provider.client()
+            let store = MemoryTokenStore()
+            let session = try await DeviceSignIn(output: CapturedOutput()).signIn(
+                client: client, store: store, account: "tv", clock: ImmediateClock())
+            #expect(session.key == TokenSession.key(for: client, account: "tv"))
+            #expect(session.tokens?.accessToken == "at-from-fake")
+            let stored = try #require(try await store.load(TokenSession.key(for: client, account: "tv")))
+            #expect(stored.tokens.accessToken == "at-from-fake")
+        }
+    }
+
     @Test func openBrowserOpensTheCompleteURI() async throws {
         let base = BaseBox()
         let opened = PageBox()

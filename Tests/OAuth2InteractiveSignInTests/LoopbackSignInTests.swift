@@ -45,6 +45,27 @@ import Testing
         }
     }
 
+    @Test("signIn(client:store:account:) ends with the session, its tokens saved under the account")
+    func signInEndsWithAStoredSession() async throws {
+        try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
+            let signIn = LoopbackSignIn(timeout: .seconds(20), browser: .custom { url in
+                guard let redirect = url.queryValue("redirect_uri").flatMap(URL.init(string:)), let state = url.queryValue("state"),
+                    let port = redirect.port
+                else { return false }
+                return (try? await RawHTTP.get("/callback?code=the-code&state=\(state)", port: port).status) == 200
+            }, output: CapturedOutput())
+            let client = try provider.client()
+            let store = MemoryTokenStore()
+            let session = try await signIn.signIn(client: client, store: store, account: "work")
+            #expect(session.key == TokenSession.key(for: client, account: "work"))
+            #expect(session.tokens?.accessToken == "at-from-fake")
+            let stored = try #require(try await store.load(TokenSession.key(for: client, account: "work")))
+            #expect(stored.tokens.accessToken == "at-from-fake")
+            #expect(try await store.load(TokenSession.key(for: client, account: "default")) == nil)
+            #expect(provider.tokenRequests.count == 1)
+        }
+    }
+
     @Test func theProvidersErrorEndsTheSignInTyped() async throws {
         try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let page = PageBox()
