@@ -255,10 +255,12 @@ let package = Package(
             name: "HummingbirdWebApp",
             dependencies: [
                 "OAuth2", "OAuth2JOSE", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing", "OAuth2AsyncHTTPClient",
+                .target(name: "OAuth2Postgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Hummingbird"])),
             ],
             path: "Examples/HummingbirdWebApp",
             swiftSettings: strictSettings
@@ -440,6 +442,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                // The example as a fleet on PostgreSQL (FleetOnPostgresTests).
+                .target(name: "OAuth2Postgres", condition: .when(traits: ["Postgres"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: strictSettings
         ),

@@ -10,6 +10,10 @@ import OAuth2Hummingbird
 import OAuth2JOSE
 import OAuth2Testing
 import OAuth2Web
+import ServiceLifecycle
+#if Postgres
+import OAuth2Postgres
+#endif
 
 /// The example app: its provider, its client, its routes and its server.
 enum ExampleServer {
@@ -23,10 +27,11 @@ enum ExampleServer {
     ///   - settings: where to listen and which provider to use.
     ///   - embeddedProvider: the provider to use when `settings.issuer` is `nil` (tests pass
     ///     theirs); `nil`: start one with the demo configuration, for as long as the app runs.
-    ///   - onListening: called with the public URL once the server accepts connections.
+    ///   - onListening: called with the public URL and the port listened on once the server
+    ///     accepts connections.
     static func run(
         settings: ExampleSettings, embeddedProvider: TestProvider? = nil, logger: Logger, handlesSignals: Bool,
-        onListening: @escaping @Sendable (URL) async -> Void
+        onListening: @escaping @Sendable (_ publicURL: URL, _ port: Int) async -> Void
     ) async throws {
         let transport = AsyncHTTPClientTransport(tls: .init(caBundlePath: settings.caFile))
         // A metadata cache of its own: the app has one client, and an embedded provider of a
@@ -52,7 +57,7 @@ enum ExampleServer {
                 }
                 issuer = provider!.issuer
                 clientID = embeddedClientID
-                clientSecret = randomSecret()
+                clientSecret = settings.clientSecret ?? randomSecret()  // replicas of one app share theirs
                 logger.info("Using the embedded test provider at \(issuer.absoluteString) (user \(TestProvider.Demo.username))")
             }
             // The redirect URI is WebSignIn's (from the public URL), set in every request.
@@ -66,6 +71,7 @@ enum ExampleServer {
             let accepted = acceptedTokens(settings, embedded: provider != nil, logger: logger)
             let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client, accepting: accepted, logger: logger), logger: logger)
 
+            let stores = try ExampleStores(settings, logger: logger)
             let responder = DeferredResponder<AppRequestContext>()
             let app = Application(
                 responder: responder,
@@ -86,16 +92,28 @@ enum ExampleServer {
                                 grantTypes: [.authorizationCode, .refreshToken], allowedScopes: TestProvider.Demo.scopes.union(settings.scopes),
                                 backChannelLogoutURI: URL(string: base + configuration.backChannelLogoutPath)!))
                     }
-                    let signIn = WebSignIn(client: client, configuration: configuration, logger: logger)
+                    let signIn = stores.webSignIn(client: client, configuration: configuration, logger: logger)
                     responder.set(router(signIn: signIn, resourceServer: resourceServer).buildResponder())
                     logger.info("Listening on \(settings.host):\(port), public URL \(publicURL.absoluteString)")
-                    await onListening(publicURL)
+                    await onListening(publicURL, port)
                 },
                 logger: logger)
-            if handlesSignals {
-                try await app.runService()
-            } else {
-                try await app.run()
+            // Beside the app, the PostgreSQL store's connection pool, until the app stops (on
+            // SIGTERM or SIGINT when `handlesSignals`, else when the task is cancelled).
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for service in stores.services {
+                    group.addTask {
+                        do { try await service.run() } catch is CancellationError {} catch {
+                            logger.error("The token store stopped: \(type(of: error))")
+                        }
+                    }
+                }
+                if handlesSignals {
+                    try await app.runService()
+                } else {
+                    try await app.run()
+                }
+                group.cancelAll()
             }
         } catch {
             await startedProvider?.shutdown()
@@ -176,6 +194,56 @@ enum ExampleServer {
     static func randomSecret() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}
+
+/// Where the app keeps browser sessions, sign-ins in progress, tokens and logout tokens'
+/// `jti`s: in memory (one process), or in PostgreSQL, shared by every replica.
+struct ExampleStores: Sendable {
+    #if Postgres
+    /// The PostgreSQL store, when the settings name one.
+    let postgres: PostgresTokenStore?
+    #endif
+
+    /// - Throws: ``SettingsError`` for a PostgreSQL setting the build cannot use; what
+    ///   `PostgresTokenStore` throws for a malformed URL or keys.
+    init(_ settings: ExampleSettings, logger: Logger) throws {
+        #if Postgres
+        if let url = settings.postgresURL {
+            postgres = try PostgresTokenStore(
+                postgres: PostgresTokenStore.clientConfiguration(url: url),
+                configuration: PostgresTokenStore.Configuration(schema: settings.postgresSchema),
+                encryptionKeys: PostgresTokenStore.EncryptionKeys(parsing: settings.encryptionKeys ?? ""),
+                logger: logger)
+            logger.info("Sessions and tokens in PostgreSQL")
+        } else {
+            postgres = nil
+        }
+        #else
+        if settings.postgresURL != nil {
+            throw SettingsError("OAUTH2_EXAMPLE_POSTGRES_URL needs the app built with the trait Postgres (--traits Hummingbird,Postgres)")
+        }
+        #endif
+    }
+
+    /// The services to run beside the app (the PostgreSQL store's connection pool).
+    var services: [any Service] {
+        #if Postgres
+        if let postgres { return [postgres] }
+        #endif
+        return []
+    }
+
+    /// The app's sign-in on these stores.
+    func webSignIn(client: OAuth2Client, configuration: WebSignInConfiguration, logger: Logger) -> WebSignIn {
+        #if Postgres
+        if let postgres {
+            return WebSignIn(
+                client: client, configuration: configuration, webSessions: PostgresWebSessionStore(store: postgres),
+                tokenStore: postgres, replayStore: PostgresReplayStore(store: postgres), logger: logger)
+        }
+        #endif
+        return WebSignIn(client: client, configuration: configuration, logger: logger)
     }
 }
 

@@ -25,6 +25,13 @@ struct ExampleSettings: Sendable {
     /// The clients the bearer API serves: a token whose introspection answer has no `aud`
     /// (django-oauth-toolkit's) must have been issued to one.
     var apiClientIDs: Set<String> = []
+    /// A `postgres://` URL: browser sessions, pending sign-ins, tokens and logout tokens'
+    /// `jti`s are kept there, shared by every replica of the app; `nil`: in memory.
+    var postgresURL: String?
+    /// The keys that encrypt the PostgreSQL rows (`PostgresTokenStore.EncryptionKeys(parsing:)`).
+    var encryptionKeys: String?
+    /// The PostgreSQL schema of the app's tables (several apps can share a database).
+    var postgresSchema = "oauth2"
 
     /// Settings with every default: the embedded provider, 127.0.0.1:8080.
     init() {}
@@ -59,6 +66,12 @@ struct ExampleSettings: Sendable {
         caFile = value("OAUTH2_EXAMPLE_CA_FILE")
         if let text = value("OAUTH2_EXAMPLE_API_AUDIENCES") { apiAudiences = Set(text.split(separator: " ").map(String.init)) }
         if let text = value("OAUTH2_EXAMPLE_API_CLIENT_IDS") { apiClientIDs = Set(text.split(separator: " ").map(String.init)) }
+        postgresURL = value("OAUTH2_EXAMPLE_POSTGRES_URL")
+        encryptionKeys = value("OAUTH2_EXAMPLE_POSTGRES_KEYS")
+        if let text = value("OAUTH2_EXAMPLE_POSTGRES_SCHEMA") { postgresSchema = text }
+        if postgresURL != nil, encryptionKeys == nil {
+            throw SettingsError("OAUTH2_EXAMPLE_POSTGRES_URL needs OAUTH2_EXAMPLE_POSTGRES_KEYS (the keys that encrypt the rows)")
+        }
     }
 
     /// `http://host:port`, the host in brackets when it is an IPv6 address.

@@ -20,6 +20,12 @@
 //                                 provider whose answers have no `aud` (django-oauth-toolkit);
 //                                 neither set: the embedded provider's demo confidential
 //                                 client, and with another provider no token at all
+//   OAUTH2_EXAMPLE_POSTGRES_URL   a postgres:// URL (built with the trait Postgres): sessions,
+//                                 sign-ins in progress, tokens and logout tokens' jtis in
+//                                 PostgreSQL, shared by every replica; unset: in memory
+//   OAUTH2_EXAMPLE_POSTGRES_KEYS  the keys that encrypt its rows ("id:base64" of 32 bytes,
+//                                 the current first; comma-separated), required with the URL
+//   OAUTH2_EXAMPLE_POSTGRES_SCHEMA the schema of its tables ("oauth2")
 // Prints one line `LISTENING <public url>` on standard output once it accepts connections;
 // logs go to standard error.
 
@@ -38,7 +44,7 @@ enum HummingbirdWebApp {
         let logger = Logger(label: "oauth2-web-example")
         do {
             let settings = try ExampleSettings(environment: ProcessInfo.processInfo.environment)
-            try await ExampleServer.run(settings: settings, logger: logger, handlesSignals: true) { url in
+            try await ExampleServer.run(settings: settings, logger: logger, handlesSignals: true) { url, _ in
                 // One write, unbuffered: the line is out as soon as it is written.
                 FileHandle.standardOutput.write(Data("LISTENING \(url.absoluteString)\n".utf8))
             }

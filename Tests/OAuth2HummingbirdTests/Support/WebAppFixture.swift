@@ -23,7 +23,7 @@ enum WebAppFixture {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     defer { continuation.finish() }
-                    try await ExampleServer.run(settings: settings, embeddedProvider: provider, logger: logger, handlesSignals: false) { url in
+                    try await ExampleServer.run(settings: settings, embeddedProvider: provider, logger: logger, handlesSignals: false) { url, _ in
                         continuation.yield(url)
                     }
                 }
