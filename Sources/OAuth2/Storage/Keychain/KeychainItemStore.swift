@@ -1,158 +1,210 @@
-#if canImport(Security)
 import Foundation
-import Security
 
-/// A ``TokenStore`` in the Apple Keychain: one generic-password item per session, service
-/// `swift-oauth2` (or the one given), account the JSON array `[issuer, clientID, account]`,
-/// data a ``TokenDocument``.
+/// The logic of `KeychainTokenStore`, over any ``KeychainItems``: compiled and tested on
+/// every platform; on Apple platforms `KeychainTokenStore` runs it over the `SecItem`
+/// functions.
 ///
-/// Items are readable after the first unlock of the device and never leave it
-/// (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`). ``withExclusiveAccess(to:_:)``
-/// excludes tasks of this process only: the Keychain has no lock that processes share.
+/// One generic-password item per session: service ``service``, account the JSON array
+/// `[issuer, clientID, account]`, data a ``TokenDocument``, access group ``accessGroup``,
+/// readable after the first unlock of the device and never leaving it
+/// (``KeychainItem/Accessibility/afterFirstUnlockThisDeviceOnly``, not synchronizable).
+/// Client registrations are items of their own service (``registrationService``).
 ///
-/// Client registrations (``RegistrationStore``) are items of their own service
-/// (``registrationService``), account the JSON array `[issuer, clientID]`, data a
-/// registration document.
-public final class KeychainTokenStore: TokenStore {
-    /// The `kSecAttrService` of every item.
-    public let service: String
-    /// The `kSecAttrAccessGroup` of every item, to share them between apps of one team.
-    public let accessGroup: String?
+/// ``withExclusiveAccess(to:_:)`` excludes tasks of this process only: the Keychain has no
+/// lock that processes share. Writes of one item by tasks of this process take turns (a
+/// read of the item in place, to keep its unknown members, then the write).
+package final class KeychainItemStore: TokenStore {
+    /// The Keychain.
+    package let items: any KeychainItems
+    /// The `kSecAttrService` of session items.
+    package let service: String
+    /// The `kSecAttrAccessGroup` of every item, or `nil`.
+    package let accessGroup: String?
     let locks = LockTable()
 
-    /// A store over the items of `service` (in `accessGroup`, when given).
-    public init(service: String = "swift-oauth2", accessGroup: String? = nil) {
+    /// A store over the items of `service` (in `accessGroup`, when given) in `items`.
+    package init(items: any KeychainItems, service: String, accessGroup: String?) {
+        self.items = items
         self.service = service
         self.accessGroup = accessGroup
     }
 
-    /// The session stored for `key`, or `nil`.
+    /// The session stored for `key`, or `nil`. A document of an older layout (version 1)
+    /// is written back in the current one, unless another write replaced it meanwhile.
     ///
     /// - Throws: ``TokenStoreError``: ``TokenStoreError/Code/corrupt`` or
     ///   ``TokenStoreError/Code/unsupportedVersion`` for an unreadable item (left in place),
-    ///   ``TokenStoreError/Code/backend`` with the `OSStatus` otherwise.
-    public func load(_ key: SessionKey) async throws -> StoredSession? {
-        guard let data = try await copyData(key) else { return nil }
-        return try TokenDocument(data: data).session
+    ///   ``TokenStoreError/Code/conflict`` for an item that holds another key, else as
+    ///   ``error(_:_:)`` maps the `OSStatus`.
+    package func load(_ key: SessionKey) async throws -> StoredSession? {
+        let query = query(Self.account(key))
+        guard let data = try await copyData(query, "loading") else { return nil }
+        let document = try TokenDocument(data: data)
+        guard document.session.key == key else {
+            throw TokenStoreError(.conflict, "the Keychain item for \(key) holds \(document.session.key)")
+        }
+        if document.isLegacy {
+            // Best effort, and only if no writer replaced it meanwhile: the old item still loads.
+            try? await locks.asyncLock("write " + Self.account(key)).withLock {
+                guard try await self.copyData(query, "loading") == data else { return }
+                try await self.write(document.encoded(), to: query, label: Self.label(key))
+            }
+        }
+        return document.session
     }
 
     /// Writes `session`, keeping the members of the previous item this version does not know.
     ///
     /// - Throws: ``TokenStoreError/Code/unsupportedVersion`` when the item in place comes
-    ///   from a newer, incompatible version; ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func save(_ session: StoredSession) async throws {
-        var document = TokenDocument(session: session)
-        if let existing = try await copyData(session.key) {
-            do {
-                document = try TokenDocument(data: existing)
-                document.session = session
-            } catch let error as TokenStoreError where error.code == .corrupt {
-                // Unreadable: replaced by the new session.
+    ///   from a newer, incompatible version; ``TokenStoreError/Code/conflict`` when it holds
+    ///   another key; else as ``error(_:_:)`` maps the `OSStatus`.
+    package func save(_ session: StoredSession) async throws {
+        let query = query(Self.account(session.key))
+        try await locks.asyncLock("write " + Self.account(session.key)).withLock {
+            var document = TokenDocument(session: session)
+            if let existing = try await self.copyData(query, "saving") {
+                do {
+                    document = try TokenDocument(data: existing)
+                    guard document.session.key == session.key else {
+                        throw TokenStoreError(.conflict, "the Keychain item for \(session.key) holds \(document.session.key)")
+                    }
+                    document.session = session
+                } catch let error as TokenStoreError where error.code == .corrupt {
+                    // Unreadable: replaced by the new session.
+                    document = TokenDocument(session: session)
+                }
             }
-        }
-        let data = try document.encoded()
-        let account = Self.account(session.key)
-        try await run { [self] in
-            let update = [kSecValueData as String: data] as CFDictionary
-            var status = SecItemUpdate(query(account) as CFDictionary, update)
-            if status == errSecItemNotFound {
-                var attributes = query(account)
-                attributes[kSecValueData as String] = data
-                attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-                attributes[kSecAttrLabel as String] = "\(session.key.clientID) (\(session.key.issuer))"
-                status = SecItemAdd(attributes as CFDictionary, nil)
-            }
-            try Self.check(status, "saving")
+            try await self.write(document.encoded(), to: query, label: Self.label(session.key))
         }
     }
 
     /// Deletes the item for `key`; a missing item is not an error.
     ///
-    /// - Throws: ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func remove(_ key: SessionKey) async throws {
-        let account = Self.account(key)
-        try await run { [self] in
-            let status = SecItemDelete(query(account) as CFDictionary)
-            if status != errSecItemNotFound { try Self.check(status, "removing") }
-        }
+    /// - Throws: as ``error(_:_:)`` maps the `OSStatus`.
+    package func remove(_ key: SessionKey) async throws {
+        try await delete(query(Self.account(key)), "removing")
     }
 
-    /// The keys of every item of ``service``, sorted.
+    /// The keys of every session item of ``service``, sorted; items whose account is not a
+    /// key (another program's items of the same service) are left out.
     ///
-    /// - Throws: ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func list() async throws -> [SessionKey] {
-        let accounts: [String] = try await run { [self] in
-            var search = query(nil)
-            search[kSecReturnAttributes as String] = true
-            search[kSecMatchLimit as String] = kSecMatchLimitAll
-            var result: CFTypeRef?
-            let status = SecItemCopyMatching(search as CFDictionary, &result)
-            if status == errSecItemNotFound { return [] }
-            try Self.check(status, "listing")
-            let items = result as? [[String: Any]] ?? []
-            return items.compactMap { $0[kSecAttrAccount as String] as? String }
-        }
-        return accounts.compactMap(Self.key(fromAccount:))
+    /// - Throws: as ``error(_:_:)`` maps the `OSStatus`.
+    package func list() async throws -> [SessionKey] {
+        try await accounts(query(nil), "listing").compactMap(Self.key(fromAccount:))
             .sorted { ($0.issuer, $0.clientID, $0.account) < ($1.issuer, $1.clientID, $1.account) }
     }
 
     /// Runs `body` holding this process's lock for `key`.
     ///
     /// - Throws: `CancellationError`, or what `body` throws.
-    public func withExclusiveAccess<T: Sendable>(
+    package func withExclusiveAccess<T: Sendable>(
         to key: SessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         try await locks.asyncLock(Self.account(key)).withLock(body)
     }
 
-    // MARK: - Keychain calls
+    // MARK: - Items
 
-    private func query(_ account: String?) -> [String: Any] {
-        var query: [String: Any] = [
-            kSecClass as String: kSecClassGenericPassword,
-            kSecAttrService as String: service,
-        ]
-        if let account { query[kSecAttrAccount as String] = account }
-        if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
-        return query
+    /// The query of the session item with `account` (every session item when `nil`).
+    func query(_ account: String?) -> KeychainQuery {
+        KeychainQuery(service: service, account: account, accessGroup: accessGroup)
     }
 
-    private func copyData(_ key: SessionKey) async throws -> Data? {
-        let account = Self.account(key)
-        return try await run { [self] in
-            var search = query(account)
-            search[kSecReturnData as String] = true
-            search[kSecMatchLimit as String] = kSecMatchLimitOne
-            var result: CFTypeRef?
-            let status = SecItemCopyMatching(search as CFDictionary, &result)
-            if status == errSecItemNotFound { return nil }
-            try Self.check(status, "loading")
-            return result as? Data
+    /// The data of the item `query` names, or `nil` when there is none.
+    func copyData(_ query: KeychainQuery, _ operation: String) async throws -> Data? {
+        let items = items
+        let (status, matches) = try await BlockingIO.run { items.copyMatching(query, returning: .dataOfOne) }
+        if status == KeychainStatus.itemNotFound { return nil }
+        try Self.check(status, operation)
+        guard let data = matches.first?.data else {
+            throw TokenStoreError.corrupt("a Keychain item of \(query.service) holds no data")
+        }
+        return data
+    }
+
+    /// The accounts of the items `query` matches.
+    func accounts(_ query: KeychainQuery, _ operation: String) async throws -> [String] {
+        let items = items
+        let (status, matches) = try await BlockingIO.run { items.copyMatching(query, returning: .accountsOfAll) }
+        if status == KeychainStatus.itemNotFound { return [] }
+        try Self.check(status, operation)
+        return matches.compactMap(\.account)
+    }
+
+    /// Replaces the data of the item `query` names, or adds the item. An item that another
+    /// process adds between the two calls (`errSecDuplicateItem`) is updated.
+    func write(_ data: Data, to query: KeychainQuery, label: String) async throws {
+        let items = items
+        try await BlockingIO.run {
+            var status = items.update(query, data: data)
+            if status == KeychainStatus.itemNotFound {
+                status = items.add(KeychainItem(
+                    query: query, label: label, data: data, accessibility: .afterFirstUnlockThisDeviceOnly, synchronizable: false))
+                if status == KeychainStatus.duplicateItem { status = items.update(query, data: data) }
+            }
+            try Self.check(status, "saving")
         }
     }
 
-    /// Keychain calls may wait for the security daemon: off the cooperative pool.
-    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await BlockingIO.run(body)
+    /// Deletes the item `query` names; a missing one is not an error.
+    func delete(_ query: KeychainQuery, _ operation: String) async throws {
+        let items = items
+        try await BlockingIO.run {
+            let status = items.delete(query)
+            if status != KeychainStatus.itemNotFound { try Self.check(status, operation) }
+        }
     }
 
-    static func check(_ status: OSStatus, _ operation: String) throws {
-        guard status != errSecSuccess else { return }
-        throw TokenStoreError(.backend, "Keychain error while \(operation)", systemError: status)
+    static func check(_ status: Int32, _ operation: String) throws {
+        guard status != KeychainStatus.success else { return }
+        throw error(status, operation)
     }
 
-    private static func account(_ key: SessionKey) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        let data = (try? encoder.encode([key.issuer, key.clientID, key.account])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+    /// The ``TokenStoreError`` of a failed Keychain call, its `OSStatus` in
+    /// ``TokenStoreError/systemError``: ``TokenStoreError/Code/unavailable`` when the app
+    /// may not use the Keychain or the access group (`errSecMissingEntitlement`,
+    /// `errSecNotAvailable`); ``TokenStoreError/Code/backend`` otherwise, saying when the
+    /// device is locked (`errSecInteractionNotAllowed`) or the user refused.
+    static func error(_ status: Int32, _ operation: String) -> TokenStoreError {
+        let reason: String
+        switch status {
+        case KeychainStatus.missingEntitlement:
+            return TokenStoreError(
+                .unavailable,
+                "no Keychain access while \(operation): the app lacks the entitlement for the access group (OSStatus \(status))",
+                systemError: status)
+        case KeychainStatus.notAvailable:
+            return TokenStoreError(.unavailable, "no Keychain is available while \(operation) (OSStatus \(status))", systemError: status)
+        case KeychainStatus.interactionNotAllowed:
+            reason = "the device is locked: the Keychain opens after the first unlock"
+        case KeychainStatus.userCanceled, KeychainStatus.authFailed:
+            reason = "the user did not allow the access"
+        case KeychainStatus.parameter:
+            reason = "the Keychain refused the query"
+        default:
+            reason = "the Keychain refused"
+        }
+        return TokenStoreError(.backend, "Keychain error while \(operation): \(reason) (OSStatus \(status))", systemError: status)
     }
 
-    private static func key(fromAccount account: String) -> SessionKey? {
+    static func account(_ key: SessionKey) -> String {
+        jsonArray([key.issuer, key.clientID, key.account])
+    }
+
+    static func key(fromAccount account: String) -> SessionKey? {
         guard let parts = try? JSONDecoder().decode([String].self, from: Data(account.utf8)), parts.count == 3 else {
             return nil
         }
         return SessionKey(issuer: parts[0], clientID: parts[1], account: parts[2])
     }
+
+    static func label(_ key: SessionKey) -> String { "\(key.clientID) (\(key.issuer))" }
+
+    /// `strings` as a JSON array, slashes unescaped (`["https://id.example.com","cli"]`).
+    static func jsonArray(_ strings: [String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let data = (try? encoder.encode(strings)) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
 }
-#endif
