@@ -72,7 +72,7 @@ public struct WebAuthenticationSignIn: Sendable {
     ///   `http` or `https` (a web authentication session returns only to a private-use
     ///   scheme; use `LoopbackSignIn` for a loopback redirect), before anything is shown;
     ///   what `OAuth2Client.startAuthorization(_:)` throws; what the presenter throws;
-    ///   ``OAuth2/OAuth2Error/Code/userCancelled`` when the user closed the page;
+    ///   `OAuth2Error.Code.userCancelled` when the user closed the page;
     ///   `OAuth2Error.Code.cancelled` when the task is cancelled; the provider's error
     ///   (`access_denied`…), `OAuth2Error.Code.stateMismatch`,
     ///   `OAuth2Error.Code.issuerMismatch` and everything else
