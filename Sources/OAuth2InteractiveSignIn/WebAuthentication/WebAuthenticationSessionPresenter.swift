@@ -42,7 +42,8 @@ public final class WebAuthenticationSessionPresenter: WebAuthenticationPresenter
     }
 
     private func start(_ url: URL, callbackScheme: String, relay: WebAuthenticationRelay) throws {
-        let session = ASWebAuthenticationSession(url: url, callbackURLScheme: callbackScheme) { callback, error in
+        // @Sendable: not main-actor isolated, whichever thread the session calls it on.
+        let session = ASWebAuthenticationSession(url: url, callbackURLScheme: callbackScheme) { @Sendable callback, error in
             relay.finish(callback: callback, error: error)
         }
         session.prefersEphemeralWebBrowserSession = prefersEphemeralWebBrowserSession
