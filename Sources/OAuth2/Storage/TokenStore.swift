@@ -3,7 +3,7 @@ import Foundation
 /// Names one signed-in identity: the issuer, the client and the account (OktaOidc's
 /// composite key). Several sessions — accounts, tenants, clients — live side by side in
 /// one store under different keys.
-public struct SessionKey: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct TokenSessionKey: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The authorization server's issuer identifier.
     public var issuer: String
     /// The client identifier.
@@ -27,9 +27,9 @@ public struct SessionKey: Hashable, Sendable, Codable, CustomStringConvertible {
 ///
 /// Members this version does not know (written by a newer one) are kept in
 /// ``additionalFields`` and written back unchanged.
-public struct StoredSession: Sendable, Hashable, Codable {
+public struct StoredTokenSession: Sendable, Hashable, Codable {
     /// Whose session this is.
-    public var key: SessionKey
+    public var key: TokenSessionKey
     /// The current tokens.
     public var tokens: TokenSet
     /// The `sub` of the first ID token, which every later ID token must repeat
@@ -43,7 +43,7 @@ public struct StoredSession: Sendable, Hashable, Codable {
 
     /// Creates a record.
     public init(
-        key: SessionKey,
+        key: TokenSessionKey,
         tokens: TokenSet,
         subject: String? = nil,
         updatedAt: Date = Date(),
@@ -69,13 +69,13 @@ public struct StoredSession: Sendable, Hashable, Codable {
 /// write leaves the previous one in place. Stores throw ``TokenStoreError``.
 public protocol TokenStore: Sendable {
     /// The record for `key`, or `nil` when there is none.
-    func load(_ key: SessionKey) async throws -> StoredSession?
+    func load(_ key: TokenSessionKey) async throws -> StoredTokenSession?
     /// Writes `session` under `session.key`, replacing any previous record.
-    func save(_ session: StoredSession) async throws
+    func save(_ session: StoredTokenSession) async throws
     /// Removes the record for `key`; removing a missing record is not an error.
-    func remove(_ key: SessionKey) async throws
+    func remove(_ key: TokenSessionKey) async throws
     /// The keys of every stored session.
-    func list() async throws -> [SessionKey]
+    func list() async throws -> [TokenSessionKey]
     /// Runs `body` while holding the store's exclusive lock for `key`, so that a
     /// read-refresh-write sequence runs once at a time — across processes, for stores
     /// that several processes share.
@@ -85,7 +85,7 @@ public protocol TokenStore: Sendable {
     /// waits forever). Cancelling the task while it waits for the lock ends the wait with
     /// `CancellationError`.
     func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T
 }
 
@@ -93,18 +93,18 @@ public protocol TokenStore: Sendable {
 /// memory, for the life of the process.
 public actor MemoryTokenStore: TokenStore {
     /// A record behind a reference: a dictionary keeps more buckets than entries, and an
-    /// empty bucket costs the size of its value — a reference, not a whole `StoredSession`.
+    /// empty bucket costs the size of its value — a reference, not a whole `StoredTokenSession`.
     private final class Record: Sendable {
-        let session: StoredSession
-        init(_ session: StoredSession) { self.session = session }
+        let session: StoredTokenSession
+        init(_ session: StoredTokenSession) { self.session = session }
     }
 
-    /// The issuer and client id of a ``SessionKey``: one group of records.
+    /// The issuer and client id of a ``TokenSessionKey``: one group of records.
     private struct Client: Hashable {
         let issuer: String
         let clientID: String
 
-        init(_ key: SessionKey) {
+        init(_ key: TokenSessionKey) {
             issuer = key.issuer
             clientID = key.clientID
         }
@@ -117,7 +117,7 @@ public actor MemoryTokenStore: TokenStore {
     /// The lock of each key that some task holds or waits for, with the number of those
     /// tasks; a key's lock is dropped when the last one leaves, so that a store of many
     /// sessions keeps no lock per session.
-    private var locks: [SessionKey: (lock: AsyncLock, users: Int)] = [:]
+    private var locks: [TokenSessionKey: (lock: AsyncLock, users: Int)] = [:]
     /// The client registrations (``RegistrationStore``), by issuer and client id.
     var registrations: [String: [String: ClientRegistration]] = [:]
 
@@ -125,23 +125,23 @@ public actor MemoryTokenStore: TokenStore {
     public init() {}
 
     /// The record for `key`.
-    public func load(_ key: SessionKey) -> StoredSession? { sessions[Client(key)]?[key.account]?.session }
+    public func load(_ key: TokenSessionKey) -> StoredTokenSession? { sessions[Client(key)]?[key.account]?.session }
 
     /// Keeps `session`.
-    public func save(_ session: StoredSession) {
+    public func save(_ session: StoredTokenSession) {
         // In place: the client's dictionary is not copied.
         sessions[Client(session.key), default: [:]][session.key.account] = Record(session)
     }
 
     /// Forgets the record for `key`.
-    public func remove(_ key: SessionKey) {
+    public func remove(_ key: TokenSessionKey) {
         let client = Client(key)
         guard sessions[client]?.removeValue(forKey: key.account) != nil else { return }
         if sessions[client]?.isEmpty == true { sessions[client] = nil }
     }
 
     /// The keys of every record, sorted.
-    public func list() -> [SessionKey] {
+    public func list() -> [TokenSessionKey] {
         sessions.values.flatMap { $0.values.map(\.session.key) }
             .sorted { ($0.issuer, $0.clientID, $0.account) < ($1.issuer, $1.clientID, $1.account) }
     }
@@ -151,7 +151,7 @@ public actor MemoryTokenStore: TokenStore {
 
     /// Runs `body` holding this process's lock for `key`.
     public func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         let lock = checkOut(key)
         defer { checkIn(key) }
@@ -159,7 +159,7 @@ public actor MemoryTokenStore: TokenStore {
     }
 
     /// The lock of `key`, counting the caller among its users.
-    private func checkOut(_ key: SessionKey) -> AsyncLock {
+    private func checkOut(_ key: TokenSessionKey) -> AsyncLock {
         if let entry = locks[key] {
             locks[key] = (entry.lock, entry.users + 1)
             return entry.lock
@@ -170,7 +170,7 @@ public actor MemoryTokenStore: TokenStore {
     }
 
     /// The caller no longer holds or waits for the lock of `key`.
-    private func checkIn(_ key: SessionKey) {
+    private func checkIn(_ key: TokenSessionKey) {
         guard let entry = locks[key] else { return }
         locks[key] = entry.users > 1 ? (entry.lock, entry.users - 1) : nil
     }

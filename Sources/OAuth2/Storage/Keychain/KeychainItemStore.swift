@@ -36,7 +36,7 @@ package final class KeychainItemStore: TokenStore {
     ///   ``TokenStoreError/Code/unsupportedVersion`` for an unreadable item (left in place),
     ///   ``TokenStoreError/Code/conflict`` for an item that holds another key, else as
     ///   ``error(_:_:)`` maps the `OSStatus`.
-    package func load(_ key: SessionKey) async throws -> StoredSession? {
+    package func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? {
         let query = query(Self.account(key))
         guard let data = try await copyData(query, "loading") else { return nil }
         let document = try TokenDocument(data: data)
@@ -58,7 +58,7 @@ package final class KeychainItemStore: TokenStore {
     /// - Throws: ``TokenStoreError/Code/unsupportedVersion`` when the item in place comes
     ///   from a newer, incompatible version; ``TokenStoreError/Code/conflict`` when it holds
     ///   another key; else as ``error(_:_:)`` maps the `OSStatus`.
-    package func save(_ session: StoredSession) async throws {
+    package func save(_ session: StoredTokenSession) async throws {
         let query = query(Self.account(session.key))
         try await locks.asyncLock("write " + Self.account(session.key)).withLock {
             var document = TokenDocument(session: session)
@@ -81,7 +81,7 @@ package final class KeychainItemStore: TokenStore {
     /// Deletes the item for `key`; a missing item is not an error.
     ///
     /// - Throws: as ``error(_:_:)`` maps the `OSStatus`.
-    package func remove(_ key: SessionKey) async throws {
+    package func remove(_ key: TokenSessionKey) async throws {
         try await delete(query(Self.account(key)), "removing")
     }
 
@@ -89,7 +89,7 @@ package final class KeychainItemStore: TokenStore {
     /// key (another program's items of the same service) are left out.
     ///
     /// - Throws: as ``error(_:_:)`` maps the `OSStatus`.
-    package func list() async throws -> [SessionKey] {
+    package func list() async throws -> [TokenSessionKey] {
         try await accounts(query(nil), "listing").compactMap(Self.key(fromAccount:))
             .sorted { ($0.issuer, $0.clientID, $0.account) < ($1.issuer, $1.clientID, $1.account) }
     }
@@ -98,7 +98,7 @@ package final class KeychainItemStore: TokenStore {
     ///
     /// - Throws: `CancellationError`, or what `body` throws.
     package func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         try await locks.asyncLock(Self.account(key)).withLock(body)
     }
@@ -187,18 +187,18 @@ package final class KeychainItemStore: TokenStore {
         return TokenStoreError(.backend, "Keychain error while \(operation): \(reason) (OSStatus \(status))", systemError: status)
     }
 
-    static func account(_ key: SessionKey) -> String {
+    static func account(_ key: TokenSessionKey) -> String {
         jsonArray([key.issuer, key.clientID, key.account])
     }
 
-    static func key(fromAccount account: String) -> SessionKey? {
+    static func key(fromAccount account: String) -> TokenSessionKey? {
         guard let parts = try? JSONDecoder().decode([String].self, from: Data(account.utf8)), parts.count == 3 else {
             return nil
         }
-        return SessionKey(issuer: parts[0], clientID: parts[1], account: parts[2])
+        return TokenSessionKey(issuer: parts[0], clientID: parts[1], account: parts[2])
     }
 
-    static func label(_ key: SessionKey) -> String { "\(key.clientID) (\(key.issuer))" }
+    static func label(_ key: TokenSessionKey) -> String { "\(key.clientID) (\(key.issuer))" }
 
     /// `strings` as a JSON array, slashes unescaped (`["https://id.example.com","cli"]`).
     static func jsonArray(_ strings: [String]) -> String {

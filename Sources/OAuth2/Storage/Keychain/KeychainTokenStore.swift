@@ -41,30 +41,30 @@ public final class KeychainTokenStore: TokenStore {
     ///   ``TokenStoreError/Code/unsupportedVersion`` for an unreadable item (left in place),
     ///   ``TokenStoreError/Code/conflict`` for an item that holds another key,
     ///   ``TokenStoreError/Code/unavailable`` or ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func load(_ key: SessionKey) async throws -> StoredSession? { try await store.load(key) }
+    public func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? { try await store.load(key) }
 
     /// Writes `session`, keeping the members of the previous item this version does not know.
     ///
     /// - Throws: ``TokenStoreError/Code/unsupportedVersion`` when the item in place comes
     ///   from a newer, incompatible version; ``TokenStoreError/Code/conflict``;
     ///   ``TokenStoreError/Code/unavailable`` or ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func save(_ session: StoredSession) async throws { try await store.save(session) }
+    public func save(_ session: StoredTokenSession) async throws { try await store.save(session) }
 
     /// Deletes the item for `key`; a missing item is not an error.
     ///
     /// - Throws: ``TokenStoreError/Code/unavailable`` or ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func remove(_ key: SessionKey) async throws { try await store.remove(key) }
+    public func remove(_ key: TokenSessionKey) async throws { try await store.remove(key) }
 
     /// The keys of every item of ``service``, sorted.
     ///
     /// - Throws: ``TokenStoreError/Code/unavailable`` or ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func list() async throws -> [SessionKey] { try await store.list() }
+    public func list() async throws -> [TokenSessionKey] { try await store.list() }
 
     /// Runs `body` holding this process's lock for `key`.
     ///
     /// - Throws: `CancellationError`, or what `body` throws.
     public func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         try await store.withExclusiveAccess(to: key, body)
     }

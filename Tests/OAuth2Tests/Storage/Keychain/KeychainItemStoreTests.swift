@@ -8,7 +8,7 @@ import Testing
 /// `OSStatus` codes become `TokenStoreError`s, and the migration of older records.
 @Suite("Keychain store logic, on an in-memory Keychain")
 struct KeychainItemStoreTests {
-    let alice = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
+    let alice = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
     let group = "TEAM.com.example.app"
 
     func store(_ keychain: InMemoryKeychain, service: String = "swift-oauth2", accessGroup: String? = nil) -> KeychainItemStore {
@@ -68,8 +68,8 @@ struct KeychainItemStoreTests {
     @Test func listingSkipsItemsThatAreNotSessionsAndSortsTheKeys() async throws {
         let keychain = InMemoryKeychain()
         let keychainStore = store(keychain)
-        let bob = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "bob")
-        let other = SessionKey(issuer: "https://a.example.com", clientID: "z", account: "alice")
+        let bob = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "bob")
+        let other = TokenSessionKey(issuer: "https://a.example.com", clientID: "z", account: "alice")
         for key in [bob, alice, other] { try await keychainStore.save(StoreConformance.record(key, access: "at")) }
         keychain.plant(service: "swift-oauth2", account: "not json", data: Data("x".utf8))
         keychain.plant(service: "swift-oauth2", account: #"["two","parts"]"#, data: Data("x".utf8))
@@ -96,7 +96,7 @@ struct KeychainItemStoreTests {
     @Test func anItemHoldingAnotherKeyIsAConflictOnLoadAndSave() async throws {
         let keychain = InMemoryKeychain()
         let keychainStore = store(keychain)
-        let mallory = SessionKey(issuer: "https://evil.example", clientID: "cli", account: "alice")
+        let mallory = TokenSessionKey(issuer: "https://evil.example", clientID: "cli", account: "alice")
         let data = try TokenDocument(session: StoreConformance.record(mallory, access: "planted")).encoded()
         keychain.plant(service: "swift-oauth2", account: KeychainItemStore.account(alice), data: data)
         #expect(try await code { try await keychainStore.load(alice) } == .conflict)
