@@ -359,10 +359,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The loopback listener, browser launcher, QR code and device presenter: real sockets,
-        // real child processes, no outside server.
+        // real child processes, no outside server; web-authentication sign-in against the
+        // embedded test provider.
         .testTarget(
             name: "OAuth2InteractiveSignInTests",
-            dependencies: ["OAuth2", "OAuth2JOSE", "OAuth2InteractiveSignIn", "OAuth2TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "OAuth2", "OAuth2JOSE", "OAuth2InteractiveSignIn", "OAuth2TestSupport", "OAuth2Testing",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         // The web core's rules (resource server: access tokens, introspection cache, DPoP

@@ -1,26 +1,25 @@
-// iOS and macOS only: ASWebAuthenticationSession as the browser of the authorization code
-// flow. This project's CI builds on Linux, where AuthenticationServices does not exist: the
-// body below is parsed there but never compiled.
+// iOS and macOS only: sign-in through ASWebAuthenticationSession. The flow's logic
+// (WebAuthenticationSignIn) builds and is tested on Linux; the presenter that wraps
+// ASWebAuthenticationSession is Apple-only, so this body is parsed on Linux but not compiled.
 
 // snippet.hide
-#if canImport(AuthenticationServices)
+#if canImport(AuthenticationServices) && (os(iOS) || os(macOS) || os(visionOS))
 import AuthenticationServices
 import OAuth2
+import OAuth2InteractiveSignIn
 
 // snippet.show
 @MainActor
 func signIn(client: OAuth2Client, anchor: any ASWebAuthenticationPresentationContextProviding) async throws -> TokenSet {
-    // Redirect URI registered as com.example.app:/oauth/callback (a claimed scheme).
-    let request = try await client.startAuthorization()
-    let callback: URL = try await withCheckedThrowingContinuation { continuation in
-        let session = ASWebAuthenticationSession(url: request.url, callbackURLScheme: "com.example.app") { url, error in
-            if let url { continuation.resume(returning: url) } else { continuation.resume(throwing: error ?? CancellationError()) }
-        }
-        session.presentationContextProvider = anchor
-        session.prefersEphemeralWebBrowserSession = false   // true: no shared cookies (OktaOidc's noSSO)
-        session.start()
+    // The client's redirect URI is registered as com.example.app:/oauth/callback (a private-use scheme).
+    let presenter = WebAuthenticationSessionPresenter(
+        presentationContextProvider: anchor,
+        prefersEphemeralWebBrowserSession: false)   // true: no shared cookies (OktaOidc's noSSO)
+    do {
+        return try await WebAuthenticationSignIn(presenter: presenter).signIn(client: client)
+    } catch let error as OAuth2Error where error.code == .userCancelled {
+        throw CancellationError()   // the user closed the sheet: nothing to report
     }
-    return try await client.completeAuthorization(callbackURL: callback, request: request)
 }
 // snippet.hide
 #endif

@@ -241,6 +241,10 @@ extension OAuth2Error {
         public static let tls: Code = "tls"
         /// The operation was cancelled.
         public static let cancelled: Code = "cancelled"
+        /// The user ended an interactive sign-in before it completed: closed the web
+        /// authentication sheet (`ASWebAuthenticationSession`), or refused to let the app open
+        /// the provider's page. Not a failure to report; nothing reached the token endpoint.
+        public static let userCancelled: Code = "user_cancelled"
         /// A ``TokenSession`` has no usable grant: it has no tokens, no refresh token, or the
         /// server refused its refresh token (then ``OAuth2Error/serverCode`` says how, and the
         /// session's tokens have been removed). The user has to sign in again.
@@ -262,7 +266,7 @@ extension OAuth2Error {
             .invalidTarget, .invalidRedirectURI, .invalidClientMetadata, .invalidSoftwareStatement,
             .unapprovedSoftwareStatement, .invalidConfiguration, .insecureEndpoint, .missingEndpoint,
             .stateMismatch, .issuerMismatch, .redirectMismatch, .invalidResponse, .invalidIDToken,
-            .invalidUserInfo, .httpError, .network, .timeout, .tls, .cancelled, .signInRequired,
+            .invalidUserInfo, .httpError, .network, .timeout, .tls, .cancelled, .userCancelled, .signInRequired,
         ]
     }
 }
