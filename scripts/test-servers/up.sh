@@ -53,6 +53,7 @@ wait "$oidcprovider_venv_pid" || die "making the django-oidc-provider venv faile
 vars() {
   local kv
   for kv in \
+    OAUTH2_TEST_STATE_DIR="$STATE" \
     OAUTH2_TEST_GLEWLWYD_URL="$GLEWLWYD_URL" OAUTH2_TEST_GLEWLWYD_ISSUER="$GLEWLWYD_ISSUER" \
     OAUTH2_TEST_DOT_URL="$DOT_URL" OAUTH2_TEST_DOT_ISSUER="$DOT_ISSUER" \
     OAUTH2_TEST_TLS_URL="$TLS_URL" OAUTH2_TEST_CA_FILE="$STATE/tls/ca.pem" \
