@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import OAuth2
+import OAuth2Internals
 import PostgresNIO
 
 // Every query the store sends goes through these guards. PostgresNIO 1.33.2 writes a query

@@ -1,5 +1,6 @@
 #if canImport(Security)
 import Foundation
+import OAuth2Internals
 import Security
 
 /// A ``TokenStore`` in the Apple Keychain: one generic-password item per session, service

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// Names one signed-in identity: the issuer, the client and the account (OktaOidc's
 /// composite key). Several sessions — accounts, tenants, clients — live side by side in
@@ -177,57 +178,4 @@ public actor MemoryTokenStore: TokenStore {
 
     /// How many keys have a lock now (for tests: idle keys have none).
     package var lockCount: Int { locks.count }
-}
-
-/// A fair mutual-exclusion lock for async code: waiters run in arrival order, and a
-/// cancelled waiter leaves the queue.
-package actor AsyncLock {
-    private var held = false
-    private var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var nextID: UInt64 = 0
-
-    /// Creates an unlocked lock.
-    public init() {}
-
-    /// Runs `body` while holding the lock.
-    public func withLock<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try await acquire()
-        do {
-            let value = try await body()
-            release()
-            return value
-        } catch {
-            release()
-            throw error
-        }
-    }
-
-    private func acquire() async throws {
-        if !held {
-            held = true
-            return
-        }
-        nextID += 1
-        let id = nextID
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                waiters.append((id, continuation))
-            }
-        } onCancel: {
-            Task { await self.cancelWaiter(id) }
-        }
-    }
-
-    private func cancelWaiter(_ id: UInt64) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(throwing: CancellationError())
-    }
-
-    private func release() {
-        if waiters.isEmpty {
-            held = false
-        } else {
-            waiters.removeFirst().continuation.resume()
-        }
-    }
 }

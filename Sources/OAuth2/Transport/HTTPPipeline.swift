@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import OAuth2Internals
 
 /// The path every request of the library takes: the configuration's extra headers, default
 /// headers where those set none, interceptors, the transport under one total deadline (with

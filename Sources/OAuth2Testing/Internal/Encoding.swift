@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OAuth2Internals
 import OAuth2JOSE
 
 // The provider's own encodings. They are written here, not borrowed from the OAuth2 module,
