@@ -8,16 +8,21 @@
 /// `operation` is cancelled and left to finish on its own, so an operation that ignores
 /// cancellation — a wait for a fetch that other callers share, a query the database never
 /// answers — cannot hold the caller past its deadline. Errors of `operation` come out as
-/// they are. Cancelling the caller ends the wait at once with `CancellationError` and
-/// cancels `operation`.
+/// they are. Cancelling the caller cancels `operation` and ends the wait at once with
+/// `CancellationError` — or, with `waitsForOperationWhenCancelled`, when `operation` ends
+/// (with its own result) or the deadline passes, whichever is first: for an operation that
+/// must not be left running behind a caller who goes on (a query on a connection the caller
+/// hands back to its pool).
 ///
 /// - Parameters:
 ///   - duration: how long `operation` may take.
 ///   - clock: the clock the deadline is measured on (tests inject one whose sleeps end at once).
+///   - waitsForOperationWhenCancelled: whether a cancelled caller still waits for `operation`
+///     (within the deadline).
 ///   - onTimeout: runs once, only when the deadline passes first.
 ///   - operation: the work.
 package func withDeadline<T: Sendable>(
-    _ duration: Duration, clock: PipelineClock = .continuous,
+    _ duration: Duration, clock: PipelineClock = .continuous, waitsForOperationWhenCancelled: Bool = false,
     onTimeout: @escaping @Sendable () throws -> T,
     operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
@@ -33,21 +38,31 @@ package func withDeadline<T: Sendable>(
                 do { try await clock.sleep(duration) } catch { return }
                 DeadlineState.finish(state) { Result { try onTimeout() } }
             }
-            let (pending, settled): (Result<T, any Error>?, Bool) = state.withLock { state in
+            let (pending, settled, cancelled): (Result<T, any Error>?, Bool, Bool) = state.withLock { state in
                 state.work = work
                 state.timer = timer
-                if let result = state.result { return (result, true) }
+                if let result = state.result { return (result, true, state.cancelled) }
                 state.continuation = continuation
-                return (nil, state.settled)
+                return (nil, state.settled, state.cancelled)
             }
             if settled {
                 work.cancel()
                 timer.cancel()
+            } else if cancelled {
+                work.cancel()
             }
             if let pending { continuation.resume(with: pending) }
         }
     } onCancel: {
-        DeadlineState.finish(state) { .failure(CancellationError()) }
+        if waitsForOperationWhenCancelled {
+            // The operation ends the wait (or the deadline does); the task may not exist yet.
+            state.withLock { state -> Task<Void, Never>? in
+                state.cancelled = true
+                return state.work
+            }?.cancel()
+        } else {
+            DeadlineState.finish(state) { .failure(CancellationError()) }
+        }
     }
 }
 
@@ -56,6 +71,8 @@ struct DeadlineState<T: Sendable> {
     var continuation: CheckedContinuation<T, any Error>?
     /// Whether the operation, the timer or the caller's cancellation has ended the wait.
     var settled = false
+    /// Whether the caller was cancelled (with `waitsForOperationWhenCancelled`).
+    var cancelled = false
     var result: Result<T, any Error>?
     var work: Task<Void, Never>?
     var timer: Task<Void, Never>?

@@ -80,6 +80,40 @@ import Testing
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }
+
+    @Test func aCancelledCallerWaitsForTheOperationWhenAskedTo() async throws {
+        let gate = Gate()
+        let ended = Locked(false)
+        // Time stops before the deadline: only the operation's end can end the wait.
+        let clock = ImmediateClock(horizon: .seconds(1))
+        let task = Task {
+            try await withDeadline(.seconds(2), clock: PipelineClock(clock), waitsForOperationWhenCancelled: true, onTimeout: { () throws -> String in throw TimedOut() }) {
+                await gate.pass()  // ignores cancellation, like a query PostgresNIO does not stop
+                ended.withLock { $0 = true }
+                return "answered"
+            }
+        }
+        await gate.arrived()
+        task.cancel()
+        gate.open()
+        #expect(try await task.value == "answered")
+        #expect(ended.withLock { $0 })
+    }
+
+    @Test func aCancelledCallerWaitingForTheOperationStillEndsAtTheDeadline() async throws {
+        let gate = Gate()
+        defer { gate.open() }
+        let clock = ImmediateClock(horizon: .seconds(1))
+        let task = Task {
+            try await withDeadline(.seconds(2), clock: PipelineClock(clock), waitsForOperationWhenCancelled: true, onTimeout: { throw TimedOut() }) {
+                await gate.pass()
+            }
+        }
+        await gate.arrived()
+        task.cancel()
+        clock.passHorizon()
+        await #expect(throws: TimedOut.self) { try await task.value }
+    }
 }
 
 /// Holds the tasks that reach ``pass()`` until ``open()``; ignores cancellation.
