@@ -344,7 +344,7 @@ let package = Package(
         // The bottom layer's rules (JOSE, strict JSON, encodings), with nothing of `OAuth2` in scope.
         .testTarget(
             name: "OAuth2JOSETests",
-            dependencies: ["OAuth2JOSE", "OAuth2Internals", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["OAuth2JOSE", "OAuth2Internals", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(
