@@ -87,7 +87,7 @@ struct HTTPPipeline: Sendable {
                 throw error
             }, operation: operation)
         } catch {
-            throw Self.map(error)  // the caller's cancellation comes out as `CancellationError`
+            throw Self.map(error)  // the caller's cancellation becomes `cancelled`
         }
     }
 
