@@ -24,7 +24,7 @@ let request = try await client.startAuthorization()              // pushed; carr
 // … open request.url, receive callbackURL …
 let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)
 print(tokens.tokenType, tokens.accessTokenKeyThumbprint ?? "")   // DPoP, the key's RFC 7638 thumbprint
-let bound = try await Session(client: client, tokens: tokens)
+let bound = try await TokenSession(client: client, tokens: tokens)
 let (response, _) = try await bound.perform(
     HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!))   // with a proof
 // snippet.end
@@ -39,7 +39,7 @@ service.clientAssertion.audience = .tokenEndpoint                 // what `aud` 
 
 // snippet.exchange
 // Token exchange (RFC 8693): a token for another service; the session keeps its own.
-let session = try await Session(client: client, tokens: tokens, store: store)
+let session = try await TokenSession(client: client, tokens: tokens, store: store)
 let downstream = try await session.exchange(audiences: ["https://backend.example.com"])
 print(downstream.issuedTokenType, downstream.tokenSet?.expiresAt ?? .distantFuture)
 
@@ -52,7 +52,7 @@ let delegated = try await client.jwtBearer(
 // snippet.registration
 // Dynamic client registration (RFC 7591) and management (RFC 7592).
 let registrar = try await ClientRegistrar(server: .issuer(issuer))
-let registration = try await registrar.register(ClientMetadata(
+let registration = try await registrar.register(RegistrationMetadata(
     redirectURIs: [redirect], grantTypes: ["authorization_code", "refresh_token"],
     clientName: "my tool", scopes: ["openid", "profile"]))
 try await store.saveRegistration(registration, issuer: registrar.issuer)   // secret + registration token

@@ -35,7 +35,7 @@ let keycloak = try await OAuth2Client(
 
 // snippet.settings
 // The library's own settings format: the RFCs' registered names.
-let settings = try ClientSettings(data: Data("""
+let settings = try SettingsFile(data: Data("""
     {
       "client_id": "my-cli",
       "redirect_uris": ["http://127.0.0.1:53682/callback"],

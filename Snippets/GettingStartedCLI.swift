@@ -21,12 +21,12 @@ let store: any TokenStore = try await keyring.isAvailable()
     : FileTokenStore(directory: URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".config/my-cli/tokens"))
 
 // A stored sign-in is used as it is; without one, the user signs in in the browser.
-let session: Session
-if let restored = try await Session.restore(client: client, store: store) {
+let session: TokenSession
+if let restored = try await TokenSession.restore(client: client, store: store) {
     session = restored
 } else {
     let tokens = try await LoopbackSignIn(timeout: .seconds(300)).signIn(client: client)
-    session = try await Session(client: client, tokens: tokens, store: store)
+    session = try await TokenSession(client: client, tokens: tokens, store: store)
 }
 // An authorized request; the token is renewed with the refresh token when due, and never printed.
 let (response, body) = try await session.perform(HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!))

@@ -25,7 +25,7 @@ let signIn = LoopbackSignIn(pages: LoopbackPages(
     applicationName: "My Editor",
     successMessage: "You are signed in. You can close this tab and return to My Editor."))
 let tokens = try await signIn.signIn(client: client, options: AuthorizationOptions(prompt: ["select_account"]))
-let session = try await Session(client: client, tokens: tokens, store: store)
+let session = try await TokenSession(client: client, tokens: tokens, store: store)
 showSignedIn(tokens.idTokenClaims?.name)   // the ID token was verified before it got here
 
 // Keep the window in step with the session, from any task.

@@ -18,7 +18,7 @@ try await AsyncHTTPClientTransport.withTransport { transport in
         environment: HTTPEnvironment(transport: transport))
 
     // No sign-in: the session asks for a new token whenever the old one is due or refused.
-    let session = Session(client: client, options: Session.Options(renewal: .clientCredentials()))
+    let session = TokenSession(client: client, options: TokenSession.Options(renewal: .clientCredentials()))
 
     for id in 1...3 {
         let request = HTTPRequest(method: .get, url: URL(string: "https://orders.example.com/orders/\(id)")!)

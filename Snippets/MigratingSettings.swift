@@ -12,7 +12,7 @@ let callbackURL = URL(string: "http://127.0.0.1:8080/callback?code=x&state=y")!
 // snippet.show
 // snippet.p2Settings
 // p2/OAuth2's settings dictionary, keys unchanged (here as JSON; a property list works too).
-let p2 = try ClientSettings(data: Data("""
+let p2 = try SettingsFile(data: Data("""
     {
       "client_id": "my_swift_app",
       "client_secret": "C7447242",
@@ -30,7 +30,7 @@ let github = try await OAuth2Client(server: p2.server, configuration: p2.configu
 
 // snippet.oktaSettings
 // OktaOidc's Okta.plist, unchanged: discovery from `issuer`, a public client, PKCE.
-let okta = try ClientSettings(contentsOf: URL(fileURLWithPath: "Okta.plist"))
+let okta = try SettingsFile(contentsOf: URL(fileURLWithPath: "Okta.plist"))
 let client = try await OAuth2Client(server: okta.server, configuration: okta.configuration)
 // snippet.end
 
@@ -45,7 +45,7 @@ let reddit = try await OAuth2Client(
 let request = try await client.startAuthorization()           // p2 authorizeURL(params:), OIDAuthorizationRequest
 // … open request.url; the redirect comes back as callbackURL …
 let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)   // handleRedirectURL(_:)
-let session = try await Session(client: client, tokens: tokens) // AppAuth OIDAuthState, OktaOidc's state manager
+let session = try await TokenSession(client: client, tokens: tokens) // AppAuth OIDAuthState, OktaOidc's state manager
 let renewed = try await session.refresh()                        // OktaOidc renew, AppAuth performTokenRequest
 let me = try await client.userInfo(for: tokens)                // OktaOidc getUser
 let state = try await client.introspect(tokens.accessToken)    // OktaOidc introspect

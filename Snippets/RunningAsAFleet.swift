@@ -21,11 +21,11 @@ func replica(client: OAuth2Client, user: String) async throws {
     // snippet.show
     let store = try PostgresTokenStore(
         postgres: PostgresTokenStore.clientConfiguration(url: environment["OAUTH2_POSTGRES_URL"] ?? ""),
-        keyRing: PostgresTokenStore.KeyRing(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? ""),
+        encryptionKeys: PostgresTokenStore.EncryptionKeys(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? ""),
         logger: logger)
     let group = ServiceGroup(services: [store, app], gracefulShutdownSignals: [.sigterm], logger: logger)
     // Anywhere in the app, on any replica: the same session, renewed once for the fleet.
-    let session = Session(client: client, store: store, account: user)
+    let session = TokenSession(client: client, store: store, account: user)
     // snippet.hide
     _ = session
     // snippet.show

@@ -1,4 +1,4 @@
-// Sessions and token stores: one Session per signed-in identity, kept fresh and kept in a
+// Sessions and token stores: one TokenSession per signed-in identity, kept fresh and kept in a
 // TokenStore; several of them side by side; encryption of the file store; old formats.
 
 // snippet.hide
@@ -17,10 +17,10 @@ let home = URL(fileURLWithPath: NSHomeDirectory())
 // snippet.show
 // snippet.session
 let store = try FileTokenStore(directory: home.appendingPathComponent(".config/my-cli/tokens"))
-let session = try await Session(client: client, tokens: tokens, store: store, account: "alice")
+let session = try await TokenSession(client: client, tokens: tokens, store: store, account: "alice")
 
 // Later, in this process or another one sharing the directory:
-if let restored = try await Session.restore(client: client, store: store, account: "alice") {
+if let restored = try await TokenSession.restore(client: client, store: store, account: "alice") {
     let token = try await restored.freshAccessToken()          // renewed first when due
     var request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!)
     request = try await restored.authorize(request)              // just the Authorization header
@@ -31,9 +31,9 @@ if let restored = try await Session.restore(client: client, store: store, accoun
 
 // snippet.options
 // Renew 2 minutes before expiry; also renew and retry once on a 403 (as p2/OAuth2 does).
-let eager = try await Session(
+let eager = try await TokenSession(
     client: client, tokens: tokens, store: store, account: "bob",
-    options: Session.Options(leeway: 120, retryOnForbidden: true))
+    options: TokenSession.Options(leeway: 120, retryOnForbidden: true))
 // snippet.end
 
 // snippet.events
@@ -88,19 +88,19 @@ print("encrypted \(adopted) documents")
 // snippet.end
 
 // snippet.registry
-let registry = SessionRegistry(store: files)
+let registry = TokenSessionRegistry(store: files)
 let work = try await registry.add(tokens, client: client, account: "work")
 let personal = try await registry.add(tokens, client: client, account: "personal")
 for key in try await registry.list(issuer: "https://id.example.com") {
     print(key)                                                    // personal@my-cli (https://id.example.com)…
 }
-let again = try await registry.session(for: work.key, client: client)   // the same Session: one renewal
+let again = try await registry.session(for: work.key, client: client)   // the same TokenSession: one renewal
 try await registry.remove(personal.key)
 // snippet.end
 
 // snippet.storeErrors
 do {
-    _ = try await files.load(SessionKey(issuer: "https://id.example.com", clientID: "my-cli", account: "alice"))
+    _ = try await files.load(TokenSessionKey(issuer: "https://id.example.com", clientID: "my-cli", account: "alice"))
 } catch let error as TokenStoreError {
     switch error.code {
     case .corrupt: print("kept aside at \(error.preservedPath ?? "?"); sign in again")
@@ -115,7 +115,7 @@ do {
 // a refresh token is all a session needs; the first call renews it.
 let imported = TokenSet(
     accessToken: "access-token-from-the-old-app", refreshToken: "refresh-token-from-the-old-app", expiresAt: .distantPast)
-let migrated = try await Session(client: client, tokens: imported, store: store, account: "alice")
+let migrated = try await TokenSession(client: client, tokens: imported, store: store, account: "alice")
 _ = try await migrated.freshAccessToken()
 // snippet.end
 // snippet.hide

@@ -31,7 +31,7 @@ try await TestProvider.withProvider { provider in
             clientID: TestProvider.Demo.confidentialClientID,
             clientSecret: TestProvider.Demo.confidentialClientSecret,
             scopes: ["api"]))
-    let session = Session(client: client, options: Session.Options(renewal: .clientCredentials()))
+    let session = TokenSession(client: client, options: TokenSession.Options(renewal: .clientCredentials()))
     _ = try await session.freshAccessToken()
 
     provider.failNext(.token, with: .status(503, retryAfter: 2))   // the next token request meets a 503

@@ -18,7 +18,7 @@ func webReplica(client: OAuth2Client) throws -> WebSignIn {
     // One store per replica (its own pool), run as a Service; the same database for all.
     let store = try PostgresTokenStore(
         postgres: PostgresTokenStore.clientConfiguration(url: environment["OAUTH2_POSTGRES_URL"] ?? ""),
-        keyRing: PostgresTokenStore.KeyRing(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? ""),
+        encryptionKeys: PostgresTokenStore.EncryptionKeys(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? ""),
         logger: logger)
     let signIn = WebSignIn(
         client: client,

@@ -28,7 +28,7 @@ private func wait(_ body: @escaping @Sendable () async -> Void) {
 
 /// Equal sessions, dates within a microsecond: a date is stored as seconds since 1970 and
 /// `Date` counts from 2001, so the conversion back may differ in the last bit of the double.
-private func sameSession(_ a: StoredSession, _ b: StoredSession) -> Bool {
+private func sameSession(_ a: StoredTokenSession, _ b: StoredTokenSession) -> Bool {
     func close(_ x: Date?, _ y: Date?) -> Bool {
         guard let x, let y else { return x == nil && y == nil }
         return abs(x.timeIntervalSince(y)) < 1e-6
@@ -93,8 +93,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
                 fatalError("a stored document reads differently once written back")
             }
         default:
-            let formats: [ClientSettings.Format?] = [nil, .swiftOAuth2, .p2, .oktaOIDC]
-            _ = try ClientSettings(data: body, format: formats[selector % 8 - 5 + (selector & 0x40 != 0 ? 1 : 0)])
+            let formats: [SettingsFile.Format?] = [nil, .swiftOAuth2, .p2, .oktaOIDC]
+            _ = try SettingsFile(data: body, format: formats[selector % 8 - 5 + (selector & 0x40 != 0 ? 1 : 0)])
         }
     } catch is OAuth2Error {
     } catch is TokenStoreError {

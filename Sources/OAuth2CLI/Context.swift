@@ -50,9 +50,9 @@ struct Context {
 
     private static let memory = MemoryTokenStore()
 
-    /// The key the profile's tokens are stored under (the same as ``Session/key(for:account:)``).
-    func sessionKey(for profile: Profile) -> SessionKey {
-        SessionKey(issuer: profile.issuer ?? profile.tokenEndpoint ?? "", clientID: profile.clientID, account: profileName)
+    /// The key the profile's tokens are stored under (the same as ``TokenSession/key(for:account:)``).
+    func sessionKey(for profile: Profile) -> TokenSessionKey {
+        TokenSessionKey(issuer: profile.issuer ?? profile.tokenEndpoint ?? "", clientID: profile.clientID, account: profileName)
     }
 
 
@@ -145,19 +145,19 @@ struct Context {
         return profile
     }
 
-    /// Session options for the profile's grant: client-credentials profiles re-request a
+    /// TokenSession options for the profile's grant: client-credentials profiles re-request a
     /// token instead of refreshing.
-    static func sessionOptions(for profile: Profile) -> Session.Options {
+    static func sessionOptions(for profile: Profile) -> TokenSession.Options {
         profile.grant == "client_credentials"
-            ? Session.Options(renewal: .clientCredentials(scopes: profile.scopes)) : Session.Options()
+            ? TokenSession.Options(renewal: .clientCredentials(scopes: profile.scopes)) : TokenSession.Options()
     }
 
     /// The signed-in session of the profile.
-    func session() async throws -> (Profile, Session) {
+    func session() async throws -> (Profile, TokenSession) {
         let profile = try requireProfile()
         let store = try tokenStore(await storeKind(for: profile))
         let client = try await client(for: profile, secret: try await clientSecret(for: profile, store: store))
-        guard let session = try await Session.restore(client: client, store: store, account: profileName, options: Self.sessionOptions(for: profile)) else {
+        guard let session = try await TokenSession.restore(client: client, store: store, account: profileName, options: Self.sessionOptions(for: profile)) else {
             throw CLIError.signInAgain("Profile \"\(profileName)\" has no stored tokens", hint: "sign in again with `oauth2 login`")
         }
         // DPoP-bound tokens need the key stored with them: without it every request would fail.
@@ -173,7 +173,7 @@ struct Context {
     func saveSignIn(profile: Profile, client: OAuth2Client, tokens: TokenSet, secret: String?) async throws {
         let profile = Self.resolved(profile, client: client)
         let store = try tokenStore(profile.store)
-        _ = try await Session(client: client, tokens: tokens, store: store, account: profileName, options: Self.sessionOptions(for: profile))
+        _ = try await TokenSession(client: client, tokens: tokens, store: store, account: profileName, options: Self.sessionOptions(for: profile))
         let key = sessionKey(for: profile)
         if var record = try await store.load(key) {
             record.subject = tokens.idTokenClaims?.subject

@@ -497,8 +497,8 @@ extension ErrorReport {
 
     /// The error of the first step that failed, in the order the steps run: the cause,
     /// rather than a later step's "the tokens were kept because … failed".
-    static func firstFailure(of errors: [SignOutOptions: any Error]) -> (any Error)? {
-        let order: [SignOutOptions] = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
+    static func firstFailure(of errors: [SignOutSteps: any Error]) -> (any Error)? {
+        let order: [SignOutSteps] = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
         return order.lazy.compactMap { errors[$0] }.first ?? errors.values.first
     }
 }

@@ -11,7 +11,7 @@ import PostgresNIO
 /// `--store postgres`: one `PostgresTokenStore` for the process, so that CI jobs on many
 /// machines share one sign-in and renew it once. The connection comes from
 /// `OAUTH2_POSTGRES_URL` (a `postgres://` URL; its password is never printed), the keys that
-/// seal the rows from `OAUTH2_POSTGRES_KEYS` (``PostgresTokenStore/KeyRing/init(parsing:)``),
+/// seal the rows from `OAUTH2_POSTGRES_KEYS` (``PostgresTokenStore/EncryptionKeys/init(parsing:)``),
 /// the schema from `OAUTH2_POSTGRES_SCHEMA` (default `oauth2`).
 enum PostgresStore {
     /// The store of this process, opened (and its connection pool started) on first use.
@@ -50,7 +50,7 @@ enum PostgresStore {
         let schema = environment["OAUTH2_POSTGRES_SCHEMA"].flatMap { $0.isEmpty ? nil : $0 } ?? "oauth2"
         return try PostgresTokenStore(
             postgres: postgres, configuration: .init(schema: schema, cacheCapacity: 0),
-            keyRing: .init(parsing: keys), logger: logger)
+            encryptionKeys: .init(parsing: keys), logger: logger)
     }
     #endif
 }

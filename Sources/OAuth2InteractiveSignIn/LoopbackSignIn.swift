@@ -130,7 +130,7 @@ public struct LoopbackSignIn: Sendable {
     public func signIn(
         registrar: ClientRegistrar,
         configuration: ClientConfiguration,
-        registering client: ClientMetadata = ClientMetadata(),
+        registering client: RegistrationMetadata = RegistrationMetadata(),
         initialAccessToken: String? = nil,
         store: (any RegistrationStore)? = nil,
         options: AuthorizationOptions = AuthorizationOptions()

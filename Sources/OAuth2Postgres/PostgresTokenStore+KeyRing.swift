@@ -16,7 +16,7 @@ extension PostgresTokenStore {
     /// The associated data of each ciphertext binds it to its key id and its row's session
     /// key (issuer, client id, account), so a ciphertext copied into another row does not
     /// open.
-    public struct KeyRing: Sendable {
+    public struct EncryptionKeys: Sendable {
         /// One key and its id.
         public struct Key: Sendable {
             /// The id rows name; chosen by the application (`2026-11`, a KMS key version).
@@ -68,7 +68,7 @@ extension PostgresTokenStore {
         ///
         /// ```swift
         /// // OAUTH2_POSTGRES_KEYS="2026-11:q9Xr…,2026-10:Hc2M…"
-        /// let ring = try PostgresTokenStore.KeyRing(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? "")
+        /// let ring = try PostgresTokenStore.EncryptionKeys(parsing: environment["OAUTH2_POSTGRES_KEYS"] ?? "")
         /// ```
         ///
         /// - Throws: ``PostgresTokenStoreError/Code/invalidConfiguration`` when the text is
@@ -108,7 +108,7 @@ extension PostgresTokenStore {
 /// Seals and opens what the store's rows hold: token documents, registrations, web sessions,
 /// pending sign-ins.
 struct RowCipher: Sendable {
-    let ring: PostgresTokenStore.KeyRing
+    let ring: PostgresTokenStore.EncryptionKeys
 
     /// What a ciphertext sealed with key `keyID` authenticates: a JSON array of the kind of
     /// row (`binding`'s first element), the key id, then what names the row, so that no two
@@ -120,7 +120,7 @@ struct RowCipher: Sendable {
     }
 
     /// What the ciphertext of the token row of `key` is bound to.
-    static func binding(for key: SessionKey) -> [String] {
+    static func binding(for key: TokenSessionKey) -> [String] {
         ["swift-oauth2 postgres row", key.issuer, key.clientID, key.account]
     }
 
@@ -131,7 +131,7 @@ struct RowCipher: Sendable {
     }
 
     /// `plaintext` sealed with the current key: its id, and nonce + ciphertext + tag.
-    func seal(_ plaintext: Data, for key: SessionKey) throws -> (keyID: String, sealed: Data) {
+    func seal(_ plaintext: Data, for key: TokenSessionKey) throws -> (keyID: String, sealed: Data) {
         try seal(plaintext, binding: Self.binding(for: key))
     }
 
@@ -165,7 +165,7 @@ struct RowCipher: Sendable {
     /// - Throws: ``PostgresTokenStoreError/Code/unknownKey`` when the ring lacks `keyID`;
     ///   ``PostgresTokenStoreError/Code/corrupt`` when the box is malformed or fails
     ///   authentication (altered, or another row's).
-    func open(_ sealed: Data, keyID: String, for key: SessionKey) throws -> Data {
+    func open(_ sealed: Data, keyID: String, for key: TokenSessionKey) throws -> Data {
         try open(sealed, keyID: keyID, binding: Self.binding(for: key), row: "the row of \(key)")
     }
 

@@ -89,7 +89,7 @@ extension PostgresTokenStore {
     /// removed by any replica, this one included — and with `.changesMayHaveBeenMissed` after
     /// the listener connected again, until the observation ends. Nothing is heard while the
     /// listener is off (a store without a cache).
-    public func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation {
+    public func observeChanges(of key: TokenSessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation {
         let lockID = lockID(key)
         let id = state.withLock { state in
             state.nextObserverID += 1

@@ -8,7 +8,7 @@ import PostgresNIO
 /// Client registrations in PostgreSQL: one row per registration in
 /// `<schema>.oauth2_registrations` (schema version 5), keyed by issuer and client id, holding
 /// the registration's document (JSON of its own kind, with the client secret and the
-/// registration access token) sealed under the ``KeyRing`` like a session's row — the
+/// registration access token) sealed under the ``EncryptionKeys`` like a session's row — the
 /// ciphertext bound to the registration's issuer and client id, so that it opens neither as
 /// another registration nor as a session. Registrations are not cached, and writing one
 /// notifies no replica: they are read when a client is set up, not on every request.

@@ -8,7 +8,7 @@ import PostgresNIO
 extension PostgresTokenStore {
     /// A row as read: its session, version, key id, and the document's unknown members.
     struct Row {
-        let session: StoredSession
+        let session: StoredTokenSession
         let version: Int64
         let keyID: String
         let additionalFields: [String: JSONValue]
@@ -25,14 +25,14 @@ extension PostgresTokenStore {
     /// - Throws: ``PostgresTokenStoreError`` (``PostgresTokenStoreError/Code/unknownKey``,
     ///   ``PostgresTokenStoreError/Code/corrupt``, connection errors), or `TokenStoreError`
     ///   when the document inside is from an unsupported version.
-    public func load(_ key: SessionKey) async throws -> StoredSession? {
+    public func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? {
         try await loadVersioned(key)?.session
     }
 
     /// The session stored under `key` with its row version (for ``save(_:ifVersion:)``), or `nil`.
     ///
     /// - Throws: as ``load(_:)``.
-    public func loadVersioned(_ key: SessionKey) async throws -> (session: StoredSession, version: Int64)? {
+    public func loadVersioned(_ key: TokenSessionKey) async throws -> (session: StoredTokenSession, version: Int64)? {
         if let transaction = currentTransaction {
             let row = try await read(key, on: transaction.connection)
             state.withLock { $0.statistics.lockedReads += 1 }
@@ -73,7 +73,7 @@ extension PostgresTokenStore {
     ///
     /// - Throws: ``PostgresTokenStoreError/Code/conflict`` when another writer changed the
     ///   row since the transaction read it (nothing written); connection errors.
-    public func save(_ session: StoredSession) async throws {
+    public func save(_ session: StoredTokenSession) async throws {
         let key = session.key
         if let transaction = currentTransaction {
             let read = transaction.reads.withLock { $0[key] }
@@ -98,7 +98,7 @@ extension PostgresTokenStore {
     /// - Throws: ``PostgresTokenStoreError/Code/conflict`` when the row is at another
     ///   version (nothing written); connection errors.
     @discardableResult
-    public func save(_ session: StoredSession, ifVersion version: Int64?) async throws -> Int64 {
+    public func save(_ session: StoredTokenSession, ifVersion version: Int64?) async throws -> Int64 {
         let key = session.key
         if let transaction = currentTransaction {
             let written = try await write(session, expected: .some(version), additionalFields: [:], on: transaction.connection)
@@ -120,7 +120,7 @@ extension PostgresTokenStore {
     ///
     /// - Throws: ``PostgresTokenStoreError/Code/conflict`` when another writer changed the
     ///   row since the transaction read it; connection errors.
-    public func remove(_ key: SessionKey) async throws {
+    public func remove(_ key: TokenSessionKey) async throws {
         if let transaction = currentTransaction {
             let read = transaction.reads.withLock { $0[key] }
             try await delete(key, expected: read?.version, on: transaction.connection)
@@ -138,7 +138,7 @@ extension PostgresTokenStore {
     /// The keys of every stored session, sorted by issuer, client id and account.
     ///
     /// - Throws: connection errors.
-    public func list() async throws -> [SessionKey] {
+    public func list() async throws -> [TokenSessionKey] {
         let query: PostgresQuery = "SELECT issuer, client_id, account FROM \(unescaped: schema).oauth2_sessions ORDER BY 1, 2, 3"
         if let transaction = currentTransaction {
             return try await Self.keys(transaction.connection, query, logger: logger)
@@ -270,7 +270,7 @@ extension PostgresTokenStore {
     // MARK: - SQL
 
     /// Reads and opens the row of `key`.
-    func read(_ key: SessionKey, on connection: PostgresConnection) async throws -> Row? {
+    func read(_ key: TokenSessionKey, on connection: PostgresConnection) async throws -> Row? {
         let query: PostgresQuery = """
             SELECT version, key_id, sealed FROM \(unescaped: schema).oauth2_sessions
             WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)
@@ -299,7 +299,7 @@ extension PostgresTokenStore {
     /// Seals and writes `session`: a compare-and-set on `expected` when it is given
     /// (`.some(nil)`: insert only), else an upsert. Returns the new version.
     func write(
-        _ session: StoredSession, expected: Int64??, additionalFields: [String: JSONValue], on connection: PostgresConnection
+        _ session: StoredTokenSession, expected: Int64??, additionalFields: [String: JSONValue], on connection: PostgresConnection
     ) async throws -> Int64 {
         let key = session.key
         let plaintext: Data
@@ -368,7 +368,7 @@ extension PostgresTokenStore {
 
     /// Deletes the row of `key`; with `expected`, only at that version (a row at another
     /// version is a conflict; no row is not).
-    func delete(_ key: SessionKey, expected: Int64?, on connection: PostgresConnection) async throws {
+    func delete(_ key: TokenSessionKey, expected: Int64?, on connection: PostgresConnection) async throws {
         let payload = String(lockID(key))
         let table = "\(schema).oauth2_sessions"
         let query: PostgresQuery = """
@@ -406,17 +406,17 @@ extension PostgresTokenStore {
         }
     }
 
-    static func keys(_ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger) async throws -> [SessionKey] {
-        var keys: [SessionKey] = []
+    static func keys(_ connection: PostgresConnection, _ query: PostgresQuery, logger: Logger) async throws -> [TokenSessionKey] {
+        var keys: [TokenSessionKey] = []
         for try await (issuer, clientID, account) in try await connection.rows(query, logger: logger).decode((String, String, String).self) {
-            keys.append(SessionKey(issuer: issuer, clientID: clientID, account: account))
+            keys.append(TokenSessionKey(issuer: issuer, clientID: clientID, account: account))
         }
         return keys
     }
 
     /// When the row stops being of use: the access token's expiry without a refresh token,
     /// the refresh token's known expiry (`refresh_expires_in`) with one, else never.
-    static func rowExpiry(_ session: StoredSession) -> Date? {
+    static func rowExpiry(_ session: StoredTokenSession) -> Date? {
         let tokens = session.tokens
         guard tokens.refreshToken != nil else { return tokens.expiresAt }
         if let seconds = tokens.additionalFields["refresh_expires_in"]?.doubleValue, seconds.isFinite, seconds > 0 {

@@ -14,32 +14,32 @@ import ServiceLifecycle
 /// ```swift
 /// let store = try PostgresTokenStore(
 ///     postgres: PostgresTokenStore.clientConfiguration(url: environment["OAUTH2_POSTGRES_URL"]!),
-///     keyRing: .init(current: .init(id: "2026-11", bytes: key)),
+///     encryptionKeys: .init(current: .init(id: "2026-11", bytes: key)),
 ///     logger: logger)
 /// let group = ServiceGroup(services: [store, app], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// // anywhere in the app:
-/// let session = Session(client: client, store: store, account: user)
+/// let session = TokenSession(client: client, store: store, account: user)
 /// ```
 ///
-/// - **One row per `SessionKey`** in `<schema>.oauth2_sessions`, with a `version` that
+/// - **One row per `TokenSessionKey`** in `<schema>.oauth2_sessions`, with a `version` that
 ///   every write moves on. Inside ``withExclusiveAccess(to:_:)`` a write is a
 ///   compare-and-set on the version the same transaction read: a writer that went around
 ///   the lock makes it throw ``PostgresTokenStoreError/Code/conflict`` instead of being
 ///   overwritten. ``loadVersioned(_:)`` and ``save(_:ifVersion:)`` offer the same to callers.
 /// - **Encrypted at rest**: the row holds the library's token document (the format every
-///   store writes) sealed with AES-256-GCM under a ``KeyRing``; the row names its key id,
+///   store writes) sealed with AES-256-GCM under a ``EncryptionKeys``; the row names its key id,
 ///   and the ciphertext is bound to the row's session key.
 /// - **Single flight across replicas**: ``withExclusiveAccess(to:_:)`` is a transaction that
 ///   holds `pg_advisory_xact_lock` on a 64-bit hash of the session key; ``load(_:)``,
 ///   ``save(_:)`` and ``remove(_:)`` called inside it run on that transaction's connection.
-///   A `Session` re-reads the row once it holds the lock, so a replica that waited finds
+///   A `TokenSession` re-reads the row once it holds the lock, so a replica that waited finds
 ///   the token another replica renewed, and uses it. A replica that dies holding the lock
 ///   releases it with its connection; the transaction rolls back.
 /// - **Notifications**: every write sends `NOTIFY` on the schema's channel; each replica's
 ///   listener invalidates its small in-process cache (``Configuration/cacheCapacity``),
 ///   which serves only while the listener is connected and empties whenever it drops, and
-///   tells the sessions of the changed key (``observeChanges(of:_:)``): a `Session` adopts
+///   tells the sessions of the changed key (``observeChanges(of:_:)``): a `TokenSession` adopts
 ///   tokens another replica renewed, and is signed out when another replica removed its
 ///   record.
 /// - **Schema**: created and migrated by the store itself (`oauth2_schema_migrations`), once
@@ -53,7 +53,7 @@ import ServiceLifecycle
 /// ``PostgresTokenStoreError/isTransient``); errors thrown by the body of
 /// ``withExclusiveAccess(to:_:)`` pass through unchanged.
 public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Sendable {
-    /// The connection pool the store uses. When the store made it (``init(postgres:configuration:keyRing:logger:)``),
+    /// The connection pool the store uses. When the store made it (``init(postgres:configuration:encryptionKeys:logger:)``),
     /// ``run()`` runs it; when the application passed it, the application runs it.
     public let client: PostgresClient
     /// The store's configuration.
@@ -103,18 +103,18 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     /// - Parameters:
     ///   - postgres: where the database is (``clientConfiguration(url:)`` reads a URL).
     ///   - configuration: schema, cache, lock timeout, clock.
-    ///   - keyRing: the keys that seal the rows.
+    ///   - encryptionKeys: the keys that seal the rows.
     ///   - logger: where the store logs; never a token, a secret or the password.
     /// - Throws: ``PostgresTokenStoreError/Code/invalidConfiguration``.
     public convenience init(
         postgres: PostgresClient.Configuration,
         configuration: Configuration = Configuration(),
-        keyRing: KeyRing,
+        encryptionKeys: EncryptionKeys,
         logger: Logger = Logger(label: "swift-oauth2.postgres")
     ) throws {
         try self.init(
             client: PostgresClient(configuration: postgres, backgroundLogger: logger), owned: true,
-            configuration: configuration, keyRing: keyRing, logger: logger)
+            configuration: configuration, encryptionKeys: encryptionKeys, logger: logger)
     }
 
     /// A store over the application's own connection pool, which the application runs
@@ -125,18 +125,18 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     public convenience init(
         client: PostgresClient,
         configuration: Configuration = Configuration(),
-        keyRing: KeyRing,
+        encryptionKeys: EncryptionKeys,
         logger: Logger = Logger(label: "swift-oauth2.postgres")
     ) throws {
-        try self.init(client: client, owned: false, configuration: configuration, keyRing: keyRing, logger: logger)
+        try self.init(client: client, owned: false, configuration: configuration, encryptionKeys: encryptionKeys, logger: logger)
     }
 
-    private init(client: PostgresClient, owned: Bool, configuration: Configuration, keyRing: KeyRing, logger: Logger) throws {
+    private init(client: PostgresClient, owned: Bool, configuration: Configuration, encryptionKeys: EncryptionKeys, logger: Logger) throws {
         try configuration.validate()
         self.client = client
         self.ownsClient = owned
         self.configuration = configuration
-        self.cipher = RowCipher(ring: keyRing)
+        self.cipher = RowCipher(ring: encryptionKeys)
         self.logger = logger
         self.metrics = StoreMetrics(schema: configuration.schema)
         self.schema = configuration.schema
@@ -213,7 +213,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
         let connection: PostgresConnection
         /// What the transaction read of each key: the version (`nil`: no row) and the
         /// document's members this version does not know, written back by `save`.
-        let reads = Locked<[SessionKey: (version: Int64?, additionalFields: [String: JSONValue])]>([:])
+        let reads = Locked<[TokenSessionKey: (version: Int64?, additionalFields: [String: JSONValue])]>([:])
         /// The lock ids of the keys it wrote, whose cache entries go after the commit.
         let written = Locked<Set<Int64>>([])
 
@@ -251,7 +251,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     ///   (nothing of the body's writes is kept); `CancellationError` when the task was
     ///   cancelled while it waited.
     public func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         // `body` runs in a child task of `withLease`, which ends before this call returns.
         try await withoutActuallyEscaping(body) { body in
@@ -259,7 +259,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
         }
     }
 
-    private func locked<T: Sendable>(_ key: SessionKey, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    private func locked<T: Sendable>(_ key: TokenSessionKey, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await migrate()
         do {
             // A connection lost before the lock was held took nothing with it: the
@@ -287,7 +287,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     /// One transaction of ``withExclusiveAccess(to:_:)`` on `connection`: begin, take the
     /// lock, run `body`, commit (or roll back). Throws ``Failure``.
     private func runTransaction<T: Sendable>(
-        of key: SessionKey, on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
+        of key: TokenSessionKey, on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> (T, Transaction) {
         let lockID = lockID(key)
         let timeout = max(1, configuration.lockTimeout.milliseconds)
@@ -374,7 +374,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     }
 
     /// The advisory-lock id of `key` in this store's schema.
-    func lockID(_ key: SessionKey) -> Int64 {
+    func lockID(_ key: TokenSessionKey) -> Int64 {
         StoreSchema.lockID(schema: schema, issuer: key.issuer, clientID: key.clientID, account: key.account)
     }
 }

@@ -11,7 +11,7 @@ import OAuth2
 struct SessionCache {
     struct Entry {
         /// The row's session; `nil` when there was no row.
-        let session: StoredSession?
+        let session: StoredTokenSession?
         /// The row's version (`0` when there was no row).
         let version: Int64
         /// The session key's lock id, which notifications name.
@@ -19,9 +19,9 @@ struct SessionCache {
     }
 
     let capacity: Int
-    private(set) var entries: [SessionKey: Entry] = [:]
+    private(set) var entries: [TokenSessionKey: Entry] = [:]
     /// Keys in insertion order (with stale duplicates, dropped lazily).
-    private var order: [SessionKey] = []
+    private var order: [TokenSessionKey] = []
     private var orderStart = 0
     /// Moves on at every invalidation, emptying, and listener change.
     private(set) var generation: UInt64 = 0
@@ -31,13 +31,13 @@ struct SessionCache {
     init(capacity: Int) { self.capacity = capacity }
 
     /// The cached entry of `key`, when the cache serves.
-    func lookup(_ key: SessionKey) -> Entry? {
+    func lookup(_ key: TokenSessionKey) -> Entry? {
         guard isLive, capacity > 0 else { return nil }
         return entries[key]
     }
 
     /// Keeps what a read of `key` found, if nothing changed since `generation` was read.
-    mutating func insert(_ key: SessionKey, _ entry: Entry, ifGeneration expected: UInt64) {
+    mutating func insert(_ key: TokenSessionKey, _ entry: Entry, ifGeneration expected: UInt64) {
         guard isLive, capacity > 0, expected == generation else { return }
         if entries.updateValue(entry, forKey: key) == nil { order.append(key) }
         while entries.count > capacity, orderStart < order.count {

@@ -98,7 +98,7 @@ public final class SecretServiceTokenStore: TokenStore {
     ///   `TokenStoreError.Code.backend` (a locked collection…),
     ///   `TokenStoreError.Code.corrupt` or `TokenStoreError.Code.unsupportedVersion`
     ///   for an unreadable secret (left in place), `TokenStoreError.Code.conflict`.
-    public func load(_ key: SessionKey) async throws -> StoredSession? {
+    public func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? {
         guard let data = try await lookup(key) else { return nil }
         let document = try TokenDocument(data: data)
         guard document.session.key == key else {
@@ -121,7 +121,7 @@ public final class SecretServiceTokenStore: TokenStore {
     ///   `TokenStoreError.Code.backend`, `TokenStoreError.Code.unsupportedVersion`
     ///   when the item in place comes from a newer, incompatible version,
     ///   `TokenStoreError.Code.io` when the lock file cannot be made.
-    public func save(_ session: StoredSession) async throws {
+    public func save(_ session: StoredTokenSession) async throws {
         try await locks.lock(writeLockPath(session.key)).withLock {
             var document = TokenDocument(session: session)
             if let existing = try await lookup(session.key) {
@@ -140,7 +140,7 @@ public final class SecretServiceTokenStore: TokenStore {
     ///
     /// - Throws: `TokenStoreError.Code.unavailable`, `TokenStoreError.Code.backend`,
     ///   `TokenStoreError.Code.io` when the lock file cannot be made.
-    public func remove(_ key: SessionKey) async throws {
+    public func remove(_ key: TokenSessionKey) async throws {
         let library = try LibSecret.load(libraryName)
         try await locks.lock(writeLockPath(key)).withLock {
             try await library.call { lib in
@@ -156,9 +156,9 @@ public final class SecretServiceTokenStore: TokenStore {
     /// The keys of every session in the keyring (every collection), sorted.
     ///
     /// - Throws: `TokenStoreError.Code.unavailable`, `TokenStoreError.Code.backend`.
-    public func list() async throws -> [SessionKey] {
+    public func list() async throws -> [TokenSessionKey] {
         let library = try LibSecret.load(libraryName)
-        let keys: [SessionKey] = try await library.call { lib in
+        let keys: [TokenSessionKey] = try await library.call { lib in
             let attributes = lib.attributes([])
             defer { lib.releaseAttributes(attributes) }
             var error: UnsafeMutablePointer<OAuth2GError>?
@@ -170,14 +170,14 @@ public final class SecretServiceTokenStore: TokenStore {
             }
             guard let list else { return [] }
             defer { lib.freeList(list) }
-            var keys: [SessionKey] = []
+            var keys: [TokenSessionKey] = []
             var node: UnsafeMutablePointer<OAuth2GList>? = list
             while let current = node {
                 if let item = current.pointee.data, let table = lib.retrievableAttributes(item) {
                     if let issuer = lib.attribute(table, "issuer"), let clientID = lib.attribute(table, "client_id"),
                         let account = lib.attribute(table, "account")
                     {
-                        keys.append(SessionKey(issuer: issuer, clientID: clientID, account: account))
+                        keys.append(TokenSessionKey(issuer: issuer, clientID: clientID, account: account))
                     }
                     lib.releaseAttributes(table)
                 }
@@ -194,7 +194,7 @@ public final class SecretServiceTokenStore: TokenStore {
     /// - Throws: `TokenStoreError.Code.io` when the lock file cannot be made,
     ///   `CancellationError`, or what `body` throws.
     public func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         try makeLockDirectory()
         return try await locks.lock(lockPath(key, "access")).withLock(body)
@@ -213,7 +213,7 @@ public final class SecretServiceTokenStore: TokenStore {
         try makeLockDirectory()
         let library = try LibSecret.load(libraryName)
         let collection = self.collection
-        let lockPath = lockPath(SessionKey(issuer: "swift-oauth2:encryption-key", clientID: "", account: name), "key")
+        let lockPath = lockPath(TokenSessionKey(issuer: "swift-oauth2:encryption-key", clientID: "", account: name), "key")
         return try await locks.lock(lockPath).withLock {
             try await library.call { lib in
                 let attributes = lib.attributes([("name", name)])
@@ -239,12 +239,12 @@ public final class SecretServiceTokenStore: TokenStore {
 
     // MARK: - Keyring calls
 
-    private static func attributes(_ key: SessionKey) -> [(String, String)] {
+    private static func attributes(_ key: TokenSessionKey) -> [(String, String)] {
         [("issuer", key.issuer), ("client_id", key.clientID), ("account", key.account)]
     }
 
     /// The secret stored for `key`, as UTF-8.
-    private func lookup(_ key: SessionKey) async throws -> Data? {
+    private func lookup(_ key: TokenSessionKey) async throws -> Data? {
         let library = try LibSecret.load(libraryName)
         return try await library.call { lib in
             let attributes = lib.attributes(Self.attributes(key))
@@ -274,13 +274,13 @@ public final class SecretServiceTokenStore: TokenStore {
         }
     }
 
-    func lockPath(_ key: SessionKey, _ kind: String) -> String {
+    func lockPath(_ key: TokenSessionKey, _ kind: String) -> String {
         lockDirectory.appendingPathComponent(
             "\(FileTokenStore.fileName(for: key).dropLast(".json".count)).keyring-\(kind).lock"
         ).path
     }
 
-    private func writeLockPath(_ key: SessionKey) throws -> String {
+    private func writeLockPath(_ key: TokenSessionKey) throws -> String {
         try makeLockDirectory()
         return lockPath(key, "write")
     }

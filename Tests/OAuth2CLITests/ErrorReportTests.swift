@@ -284,7 +284,7 @@ private struct SomeLibraryError: Error, CustomStringConvertible {
     @Test func theFirstFailedStepIsTheCause() {
         let cause = OAuth2Error(.invalidClient, source: .server, statusCode: 401)
         let kept = OAuth2Error(.invalidClient, source: .client, message: "The tokens were kept because revoke failed.", underlyingError: cause)
-        let errors: [SignOutOptions: any Error] = [.removeFromStore: kept, .revokeAccessToken: cause]
+        let errors: [SignOutSteps: any Error] = [.removeFromStore: kept, .revokeAccessToken: cause]
         #expect((ErrorReport.firstFailure(of: errors) as? OAuth2Error)?.source == .server)
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// never its client secret or registration access token.
 @Suite struct RegisterOutputTests {
     @Test func theRegistrationWithoutItsSecrets() throws {
-        var metadata = ClientMetadata(redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!])
+        var metadata = RegistrationMetadata(redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!])
         metadata.clientName = "my tool"
         metadata.grantTypes = ["authorization_code", "refresh_token"]
         let registration = ClientRegistration(

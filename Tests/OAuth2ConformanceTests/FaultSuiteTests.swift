@@ -79,7 +79,7 @@ import Testing
                 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fault-\(UUID().uuidString)")
                 defer { try? FileManager.default.removeItem(at: directory) }
                 let store = try FileTokenStore(directory: directory)
-                let session = try await Session(client: client, tokens: Self.expiredTokens(), store: store)
+                let session = try await TokenSession(client: client, tokens: Self.expiredTokens(), store: store)
                 let file = store.fileURL(for: session.key)
                 let before = try Data(contentsOf: file)
                 do {
@@ -133,7 +133,7 @@ import Testing
         let client = try Self.client(
             server.baseURL, transport: FaultServers.asyncHTTPClient, log: CapturedLog(),
             expectsTimeout: scenario.outcome.code(at: "token") == "timeout", now: { clock.now })
-        let session = try await Session(client: client, tokens: Self.expiredTokens(), store: MemoryTokenStore())
+        let session = try await TokenSession(client: client, tokens: Self.expiredTokens(), store: MemoryTokenStore())
         let outcomes = await withTaskGroup(of: String.self) { group in
             for _ in 0..<1000 {
                 group.addTask {

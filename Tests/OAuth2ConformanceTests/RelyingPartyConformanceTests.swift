@@ -271,8 +271,8 @@ struct RelyingParty {
         let location = try #require(response.headerFields[.location].flatMap(URL.init(string:)))
         let tokens = try await client.completeAuthorization(callbackURL: location, request: request)
         let info = try await client.userInfo(for: tokens)
-        try await store.save(StoredSession(
-            key: SessionKey(issuer: provider.issuer, clientID: MisbehavingProvider.clientID), tokens: tokens,
+        try await store.save(StoredTokenSession(
+            key: TokenSessionKey(issuer: provider.issuer, clientID: MisbehavingProvider.clientID), tokens: tokens,
             subject: tokens.idTokenClaims?.subject))
         return (tokens, info)
     }

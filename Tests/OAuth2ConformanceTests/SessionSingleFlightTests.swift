@@ -56,7 +56,7 @@ func expired(_ accessToken: String = "at-0", refreshToken: String = "rt-0") -> T
         try await LocalHTTPServer.with(handler: endpoint.handler(delay: .milliseconds(5))) { server in
             let client = try CountingTokenEndpoint.client(server, transport: URLSessionTransport())
             let store = MemoryTokenStore()
-            let session = try await Session(client: client, tokens: expired(), store: store)
+            let session = try await TokenSession(client: client, tokens: expired(), store: store)
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<10_000 { group.addTask { try await session.freshAccessToken() } }
                 var all: [String] = []
@@ -76,7 +76,7 @@ func expired(_ accessToken: String = "at-0", refreshToken: String = "rt-0") -> T
         let endpoint = CountingTokenEndpoint()
         try await LocalHTTPServer.with(handler: endpoint.handler(reply: { _ in .json(status, "", headers: [.retryAfter: "7"]) })) { server in
             let store = MemoryTokenStore()
-            let session = try await Session(client: try CountingTokenEndpoint.client(server, transport: URLSessionTransport()), tokens: expired(), store: store)
+            let session = try await TokenSession(client: try CountingTokenEndpoint.client(server, transport: URLSessionTransport()), tokens: expired(), store: store)
             do {
                 _ = try await session.freshAccessToken()
                 Issue.record("HTTP \(status) produced a token")
@@ -96,7 +96,7 @@ func expired(_ accessToken: String = "at-0", refreshToken: String = "rt-0") -> T
         try await LocalHTTPServer.with(handler: endpoint.handler(reply: { _ in .close })) { server in
             let transport: any HTTPTransport = transportName == "urlSession" ? URLSessionTransport() : AsyncHTTPClientTransport.sharedForSessionTests
             let store = MemoryTokenStore()
-            let session = try await Session(client: try CountingTokenEndpoint.client(server, transport: transport), tokens: expired(), store: store)
+            let session = try await TokenSession(client: try CountingTokenEndpoint.client(server, transport: transport), tokens: expired(), store: store)
             let events = session.events()
             do {
                 _ = try await session.freshAccessToken()
@@ -120,7 +120,7 @@ func expired(_ accessToken: String = "at-0", refreshToken: String = "rt-0") -> T
         let endpoint = CountingTokenEndpoint()
         try await LocalHTTPServer.with(handler: endpoint.handler(reply: { _ in .json(400, #"{"error":"invalid_grant"}"#) })) { server in
             let store = MemoryTokenStore()
-            let session = try await Session(client: try CountingTokenEndpoint.client(server, transport: URLSessionTransport()), tokens: expired(), store: store)
+            let session = try await TokenSession(client: try CountingTokenEndpoint.client(server, transport: URLSessionTransport()), tokens: expired(), store: store)
             do {
                 _ = try await session.freshAccessToken()
                 Issue.record("a refused refresh token produced a token")
@@ -137,7 +137,7 @@ func expired(_ accessToken: String = "at-0", refreshToken: String = "rt-0") -> T
         let endpoint = CountingTokenEndpoint()
         try await LocalHTTPServer.with(handler: endpoint.handler()) { server in
             let fresh = TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(3600))
-            let session = try await Session(client: try CountingTokenEndpoint.client(server, transport: URLSessionTransport()), tokens: fresh)
+            let session = try await TokenSession(client: try CountingTokenEndpoint.client(server, transport: URLSessionTransport()), tokens: fresh)
             let (response, body) = try await session.perform(HTTPRequest(method: .get, url: server.baseURL.appendingPathComponent("api")))
             #expect(response.status == .ok)
             #expect(String(decoding: body, as: UTF8.self) == #"{"ok":true}"#)

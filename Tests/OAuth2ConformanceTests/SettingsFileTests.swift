@@ -33,7 +33,7 @@ import Testing
                 }
                 """, name: "github.json")
             defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-            let settings = try ClientSettings(contentsOf: file)
+            let settings = try SettingsFile(contentsOf: file)
             #expect(settings.format == .p2)
             let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration)
             let request = try client.authorizationRequest()
@@ -66,7 +66,7 @@ import Testing
                 </plist>
                 """, name: "Okta.plist")
             defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-            let settings = try ClientSettings(contentsOf: file)
+            let settings = try SettingsFile(contentsOf: file)
             #expect(settings.format == .oktaOIDC)
             let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration, environment: HTTPEnvironment(metadataCache: MetadataCache()))
             #expect(client.metadata.endSessionEndpoint?.path == "/oauth2/default/v1/logout")
@@ -90,7 +90,7 @@ import Testing
                 }
                 """, name: "keycloak.json")
             defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-            let settings = try ClientSettings(contentsOf: file)
+            let settings = try SettingsFile(contentsOf: file)
             #expect(settings.provider == "keycloak")
             #expect(settings.configuration.scopes == ["openid", "profile", "email"])
             let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration, environment: HTTPEnvironment(metadataCache: MetadataCache()))

@@ -46,7 +46,7 @@ extension Integration {
         @Test func glewlwydRegistrationThenSignInThenReadUpdateDelete() async throws {
             let registrar = try await Self.registrar(.glewlwyd)
             let redirect = try await Self.freeRedirect()
-            var metadata = ClientMetadata(
+            var metadata = RegistrationMetadata(
                 redirectURIs: [redirect], grantTypes: ["authorization_code", "refresh_token", "client_credentials"], responseTypes: ["code"],
                 tokenEndpointAuthMethod: .clientSecretBasic, clientName: "swift-oauth2 integration", scopes: ["openid", "read"],
                 contacts: ["ops@example.com"], logoURI: URL(string: "https://example.com/logo.png")!)
@@ -133,7 +133,7 @@ extension Integration {
             let signIn = LoopbackSignIn(timeout: .seconds(60), browser: Self.glewlwydBrowser(scopes: ["openid", "read"]), output: TextCapture())
             let result = try await signIn.signIn(
                 registrar: registrar, configuration: ClientConfiguration(clientID: "", scopes: ["openid", "read"]),
-                registering: ClientMetadata(clientName: "swift-oauth2 auto"), store: store,
+                registering: RegistrationMetadata(clientName: "swift-oauth2 auto"), store: store,
                 options: AuthorizationOptions(scopes: ["openid", "read"]))
             let registration = try #require(result.registration, "no client id: a client was registered")
             #expect(result.client.configuration.clientID == registration.clientID)
@@ -144,7 +144,7 @@ extension Integration {
             let stored = try #require(try await store.loadRegistration(issuer: registrar.issuer, clientID: registration.clientID))
             #expect(stored == registration)
             let restored = try registrar.client(for: stored, base: ClientConfiguration(clientID: "", scopes: ["openid", "read"]))
-            let session = try await Session(client: restored, tokens: result.tokens, store: store)
+            let session = try await TokenSession(client: restored, tokens: result.tokens, store: store)
             _ = try await session.refresh()
             try await registrar.delete(stored)
             try await store.removeRegistration(issuer: registrar.issuer, clientID: registration.clientID)
@@ -156,7 +156,7 @@ extension Integration {
             let issuer = URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_REG_ISSUER", "http://127.0.0.1:4593/api/oidc-reg"))!
             let registrar = try await ClientRegistrar(server: .issuer(issuer), environment: HTTPEnvironment(metadataCache: MetadataCache()))
             IntegrationLog.record(Server.glewlwyd.rawValue)
-            let metadata = ClientMetadata(redirectURIs: [Server.redirectURI], clientName: "swift-oauth2 with initial token")
+            let metadata = RegistrationMetadata(redirectURIs: [Server.redirectURI], clientName: "swift-oauth2 with initial token")
             for token in [nil, "not-a-token"] {
                 do {
                     let registration = try await registrar.register(metadata, initialAccessToken: token)
@@ -212,7 +212,7 @@ extension Integration {
             let signIn = LoopbackSignIn(timeout: .seconds(60), browser: Self.dotBrowser(), output: TextCapture())
             let result = try await signIn.signIn(
                 registrar: registrar, configuration: ClientConfiguration(clientID: "", scopes: ["read"]),
-                registering: ClientMetadata(tokenEndpointAuthMethod: .clientSecretBasic, clientName: "swift-oauth2 auto"), store: store,
+                registering: RegistrationMetadata(tokenEndpointAuthMethod: .clientSecretBasic, clientName: "swift-oauth2 auto"), store: store,
                 options: AuthorizationOptions(scopes: ["read"]))
             let registration = try #require(result.registration)
             #expect(registration.clientSecret != nil)
@@ -232,16 +232,16 @@ extension Integration {
         @Test(arguments: Server.allCases)
         func invalidMetadataIsRefusedWithATypedError(server: Server) async throws {
             let registrar = try await Self.registrar(server)
-            let metadata: ClientMetadata
+            let metadata: RegistrationMetadata
             let expected: OAuth2Error.Code
             switch server {
             case .glewlwyd:
                 // Glewlwyd allows https:// redirect URIs and plain http:// on loopback only.
-                metadata = ClientMetadata(redirectURIs: [URL(string: "http://example.com/callback")!])
+                metadata = RegistrationMetadata(redirectURIs: [URL(string: "http://example.com/callback")!])
                 expected = .invalidRedirectURI
             case .dot:
                 // DOT allows one grant type (besides refresh_token) per client.
-                metadata = ClientMetadata(redirectURIs: [Server.redirectURI], grantTypes: ["authorization_code", "client_credentials"])
+                metadata = RegistrationMetadata(redirectURIs: [Server.redirectURI], grantTypes: ["authorization_code", "client_credentials"])
                 expected = .invalidClientMetadata
             }
             do {
@@ -254,7 +254,7 @@ extension Integration {
                 #expect(error.message?.isEmpty == false)
             }
             do {
-                _ = try await registrar.register(ClientMetadata(redirectURIs: [Server.redirectURI], tokenEndpointAuthMethod: "no_such_method"))
+                _ = try await registrar.register(RegistrationMetadata(redirectURIs: [Server.redirectURI], tokenEndpointAuthMethod: "no_such_method"))
                 Issue.record("\(server) registered an unknown auth method")
             } catch let error as OAuth2Error {
                 #expect(error.code == .invalidClientMetadata)
@@ -264,7 +264,7 @@ extension Integration {
         @Test func dotRegistrationReadUpdateDeleteAndTheDeletedClientIsRefused() async throws {
             let registrar = try await Self.registrar(.dot)
             #expect(registrar.metadata.registrationEndpoint != nil, "found in DOT's RFC 8414 document")
-            let metadata = ClientMetadata(grantTypes: ["client_credentials"], tokenEndpointAuthMethod: .clientSecretBasic, clientName: "swift-oauth2 machine")
+            let metadata = RegistrationMetadata(grantTypes: ["client_credentials"], tokenEndpointAuthMethod: .clientSecretBasic, clientName: "swift-oauth2 machine")
             let registration = try await registrar.register(metadata)
             #expect(registration.clientSecret != nil)
             #expect(registration.isManageable)

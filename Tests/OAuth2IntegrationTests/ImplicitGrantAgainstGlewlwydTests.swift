@@ -92,7 +92,7 @@ extension Integration {
             let me = try await client.userInfo(for: tokens)
             #expect(!me.subject.isEmpty)
             // A session of these tokens works until they expire, then asks for a sign-in.
-            let session = try await Session(client: client, tokens: tokens)
+            let session = try await TokenSession(client: client, tokens: tokens)
             #expect(try await session.freshAccessToken() == tokens.accessToken)
             await #expect(throws: OAuth2Error.self) { try await session.refresh() }
         }

@@ -33,8 +33,8 @@ enum KeyringEnvironment {
     }
 
     /// A key no other run uses, so that runs never see each other's items.
-    static func uniqueKey(_ label: String) -> SessionKey {
-        SessionKey(issuer: "https://keyring-test.example", clientID: "swift-oauth2-tests", account: "\(label)-\(UUID().uuidString)")
+    static func uniqueKey(_ label: String) -> TokenSessionKey {
+        TokenSessionKey(issuer: "https://keyring-test.example", clientID: "swift-oauth2-tests", account: "\(label)-\(UUID().uuidString)")
     }
 }
 
@@ -70,7 +70,7 @@ extension Integration {
             defer { Task { try? await store.remove(key) } }
             #expect(try await store.load(key) == nil)
 
-            let session = StoredSession(
+            let session = StoredTokenSession(
                 key: key,
                 tokens: TokenSet(
                     accessToken: "keyring-access", tokenType: .dpop, refreshToken: "keyring-refresh", idToken: "a.b.c",
@@ -121,7 +121,7 @@ extension Integration {
 
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyring-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
-            let session = StoredSession(key: KeyringEnvironment.uniqueKey("file"), tokens: TokenSet(accessToken: "sealed"))
+            let session = StoredTokenSession(key: KeyringEnvironment.uniqueKey("file"), tokens: TokenSet(accessToken: "sealed"))
             try await FileTokenStore(directory: directory, encryption: .key(key)).save(session)
             let reopened = try FileTokenStore(directory: directory, encryption: .key(try await store.encryptionKey(named: name)))
             #expect(try await reopened.load(session.key)?.tokens.accessToken == "sealed")
@@ -142,7 +142,7 @@ extension Integration {
                             try await store.withExclusiveAccess(to: key) {
                                 let count = try await store.load(key)?.additionalFields["count"]?.integerValue ?? 0
                                 try await store.save(
-                                    StoredSession(key: key, tokens: TokenSet(accessToken: "c"), additionalFields: ["count": .integer(count + 1)]))
+                                    StoredTokenSession(key: key, tokens: TokenSet(accessToken: "c"), additionalFields: ["count": .integer(count + 1)]))
                             }
                         }
                     }

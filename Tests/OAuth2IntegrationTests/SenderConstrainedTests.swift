@@ -155,7 +155,7 @@ extension Integration {
             configuration.dpop = DPoPOptions(key: try DPoPKey.generate())
             let first = try await server.client(configuration)
             let tokens = try await first.password(username: Server.username, password: Server.password)
-            let session = try await Session(client: first, tokens: tokens, store: try FileTokenStore(directory: directory))
+            let session = try await TokenSession(client: first, tokens: tokens, store: try FileTokenStore(directory: directory))
             let userInfo = try #require(first.metadata.userInfoEndpoint)
             #expect(try await session.perform(HTTPRequest(method: .get, url: userInfo)).0.status.code == 200)
 
@@ -163,7 +163,7 @@ extension Integration {
             // same store. The stored key comes back with the tokens.
             configuration.dpop = DPoPOptions(key: try DPoPKey.generate())
             let second = try await server.client(configuration)
-            let restored = try #require(try await Session.restore(client: second, store: try FileTokenStore(directory: directory)))
+            let restored = try #require(try await TokenSession.restore(client: second, store: try FileTokenStore(directory: directory)))
             let stored = try #require(restored.client.configuration.dpop?.key)
             #expect(stored.thumbprint == tokens.accessTokenKeyThumbprint)
             let (answer, body) = try await restored.perform(HTTPRequest(method: .get, url: userInfo))

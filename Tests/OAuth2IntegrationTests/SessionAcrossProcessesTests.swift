@@ -15,10 +15,10 @@ extension Integration.Sessions {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("session-8-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try FileTokenStore(directory: directory.appendingPathComponent("store"))
-        let key = Session.key(for: client, account: "parallel")
+        let key = TokenSession.key(for: client, account: "parallel")
         var expired = original
         expired.expiresAt = Date().addingTimeInterval(-60)
-        try await store.save(StoredSession(key: key, tokens: expired))
+        try await store.save(StoredTokenSession(key: key, tokens: expired))
         let barrier = directory.appendingPathComponent("go")
         // The workers take the discovered metadata from a file: the server sees only their refreshes.
         let metadata = directory.appendingPathComponent("metadata.json")

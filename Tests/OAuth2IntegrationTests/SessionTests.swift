@@ -27,7 +27,7 @@ extension Integration {
             let counter = RequestCounter()
             let (client, original) = try await signIn(server, transport: transport, counter: counter)
             let store = MemoryTokenStore()
-            let session = try await Session(client: client, tokens: expiring(original), store: store)
+            let session = try await TokenSession(client: client, tokens: expiring(original), store: store)
             let before = counter.count(.token)
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<50 { group.addTask { try await session.freshAccessToken() } }
@@ -56,7 +56,7 @@ extension Integration {
             let (client, tokens) = try await signIn(server, counter: counter)
             var refused = tokens
             refused.accessToken = "not-a-token-this-server-issued"
-            let session = try await Session(client: client, tokens: refused)
+            let session = try await TokenSession(client: client, tokens: refused)
             let userInfo = try #require(client.metadata.userInfoEndpoint)
             let (response, body) = try await session.perform(HTTPRequest(method: .get, url: userInfo))
             #expect(response.status == .ok)
@@ -69,7 +69,7 @@ extension Integration {
         func aRevokedRefreshTokenSignsTheSessionOut(server: Server) async throws {
             let (client, tokens) = try await signIn(server)
             let store = MemoryTokenStore()
-            let session = try await Session(client: client, tokens: expiring(tokens), store: store)
+            let session = try await TokenSession(client: client, tokens: expiring(tokens), store: store)
             let events = session.events()
             try await client.revoke(try #require(tokens.refreshToken), hint: .refreshToken)
             do {
@@ -94,7 +94,7 @@ extension Integration {
         func signOutRevokesBothTokensAndForgetsThem(server: Server) async throws {
             let (client, tokens) = try await signIn(server)
             let store = MemoryTokenStore()
-            let session = try await Session(client: client, tokens: tokens, store: store)
+            let session = try await TokenSession(client: client, tokens: tokens, store: store)
             let steps = StepLog()
             let result = await session.signOut(.all, progress: { steps.append("\($0.step)") })
             #expect(result.succeeded, "failed: \(result.failed) \(result.errors)")
@@ -110,7 +110,7 @@ extension Integration {
         @Test(arguments: Server.allCases)
         func aClientCredentialsSessionNeedsNoSignIn(server: Server) async throws {
             let client = try await server.client(server.clientCredentials())
-            let session = Session(client: client, options: .init(renewal: .clientCredentials()))
+            let session = TokenSession(client: client, options: .init(renewal: .clientCredentials()))
             let first = try await session.freshAccessToken()
             #expect(try await session.freshAccessToken() == first, "the cached token")
             let renewed = try await session.refresh()
@@ -125,12 +125,12 @@ extension Integration {
             let serverDate = try #require(tokens.serverDate, "Glewlwyd sends a Date header")
             var withoutExpiresIn = tokens
             withoutExpiresIn.expiresAt = nil
-            let session = try await Session(client: client, tokens: withoutExpiresIn)
+            let session = try await TokenSession(client: client, tokens: withoutExpiresIn)
             #expect(try await session.freshAccessToken() == tokens.accessToken, "the JWT says it is valid an hour")
             // Had the server's clock been two hours ahead, the same `exp` would have passed an hour ago here.
             var skewed = withoutExpiresIn
             skewed.serverDate = serverDate.addingTimeInterval(7200)
-            let skewedSession = try await Session(client: client, tokens: skewed)
+            let skewedSession = try await TokenSession(client: client, tokens: skewed)
             #expect(try await skewedSession.freshAccessToken() != tokens.accessToken, "renewed")
             // The corrected `exp` agrees with expires_in to within the Date header's second.
             let exp = try #require(JWTExpiry.read(tokens.accessToken))

@@ -139,14 +139,14 @@ extension Integration {
         @Test func aSessionExchangesItsAccessTokenAndKeepsItsOwn() async throws {
             let client = try await Authgent.client(variant: "session")
             let tokens = try await Authgent.subjectToken(client)
-            let session = try await Session(client: client, tokens: tokens)
+            let session = try await TokenSession(client: client, tokens: tokens)
             let answer = try await session.exchange(audiences: ["https://backend.example.test"], scopes: [])
             #expect(answer.issuedTokenType == .accessToken)
             #expect(try Authgent.claims(answer.issuedToken)["aud"] == .string("https://backend.example.test"))
             #expect(session.tokens?.accessToken == tokens.accessToken, "the session keeps its own tokens")
 
             // A session made of an exchanged token.
-            let downstream = Session(client: client)
+            let downstream = TokenSession(client: client)
             try await downstream.signIn { client in
                 let exchanged = try await client.exchangeToken(
                     TokenExchangeRequest(subject: .init(tokens.accessToken, type: .accessToken), audiences: ["https://backend.example.test"]))

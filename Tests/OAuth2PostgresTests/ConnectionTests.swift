@@ -28,9 +28,9 @@ struct ConnectionTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("ended")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             // No cache: every load reads the database.
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { store in
                 let session = PostgresFixture.session(PostgresFixture.key())
                 try await store.save(session)
                 // Several connections of the store's pool, idle now.
@@ -63,7 +63,7 @@ struct ConnectionTests {
         configuration.options.connectTimeout = .seconds(10)
         let store = try PostgresTokenStore(
             postgres: configuration, configuration: .init(schema: PostgresFixture.schemaName("tls"), connectionTimeout: .seconds(2)),
-            keyRing: .init(current: PostgresFixture.ringKey("k1")), logger: PostgresFixture.logger)
+            encryptionKeys: .init(current: PostgresFixture.ringKey("k1")), logger: PostgresFixture.logger)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await store.run() }
             defer { group.cancelAll() }
@@ -90,7 +90,7 @@ struct ConnectionTests {
         #expect(throws: PostgresTokenStoreError.self) {
             try PostgresTokenStore(
                 postgres: configuration, configuration: .init(schema: "Robert'); DROP TABLE x;--"),
-                keyRing: .init(current: PostgresFixture.ringKey("k")))
+                encryptionKeys: .init(current: PostgresFixture.ringKey("k")))
         }
     }
 }

@@ -23,7 +23,7 @@ struct HoldTokenResponses: HTTPInterceptor {
     /// access token expired (to save), and a client of the provider whose token responses
     /// are held (`received` opens when one arrives; it goes on once `release` opens).
     static func renewal(at provider: TestProvider) async throws
-        -> (tokens: TokenSet, expired: StoredSession, client: OAuth2Client, received: Gate, release: Gate)
+        -> (tokens: TokenSet, expired: StoredTokenSession, client: OAuth2Client, received: Gate, release: Gate)
     {
         let (signIn, tokens) = try await PostgresFixture.signIn(provider)
         var expired = tokens
@@ -35,7 +35,7 @@ struct HoldTokenResponses: HTTPInterceptor {
             environment: HTTPEnvironment(
                 transport: URLSessionTransport.shared, interceptors: [HoldTokenResponses(received: received, release: release)],
                 metadataCache: MetadataCache()))
-        return (tokens, StoredSession(key: Session.key(for: signIn), tokens: expired), client, received, release)
+        return (tokens, StoredTokenSession(key: TokenSession.key(for: signIn), tokens: expired), client, received, release)
     }
 }
 
@@ -47,13 +47,13 @@ struct FaultTests {
         let schema = PostgresFixture.schemaName("fault")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
             try await TestProvider.withProvider(configuration: .demo) { provider in
-                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
                 let (tokens, expiredSession, client, received, release) = try await HoldTokenResponses.renewal(at: provider)
                 let key = expiredSession.key
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                     try await store.save(expiredSession)
                     provider.resetRequestCounts()
-                    let session = Session(client: client, store: store)
+                    let session = TokenSession(client: client, store: store)
                     async let first: Result<String, any Error> = {
                         do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
                     }()
@@ -99,13 +99,13 @@ struct FaultTests {
         let schema = PostgresFixture.schemaName("stopped")
         try await PostgresFixture.withDatabase(dropping: schema, url: url) { _ in
             try await TestProvider.withProvider(configuration: .demo) { provider in
-                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
                 let (tokens, expiredSession, client, received, release) = try await HoldTokenResponses.renewal(at: provider)
                 let key = expiredSession.key
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring, url: url) { store in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, url: url) { store in
                     try await store.save(expiredSession)
                     provider.resetRequestCounts()
-                    let session = Session(client: client, store: store)
+                    let session = TokenSession(client: client, store: store)
                     async let first: Result<String, any Error> = {
                         do { return .success(try await session.freshAccessToken()) } catch { return .failure(error) }
                     }()

@@ -19,7 +19,7 @@ struct FleetClientCredentialsTests {
         let schema = PostgresFixture.schemaName("fleetcc")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
             try await TestProvider.withProvider(configuration: .demo) { provider in
-                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
                 provider.resetRequestCounts()
 
                 // No token yet: the first replica to hold the lock asks; every other caller reads it.
@@ -31,8 +31,8 @@ struct FleetClientCredentialsTests {
                 #expect(provider.isActive(token: issued))
 
                 // The stored token expires (as far as every replica can tell): one renewal.
-                let key = Session.key(for: try await Self.client(provider))
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                let key = TokenSession.key(for: try await Self.client(provider))
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                     var stored = try #require(try await store.load(key))
                     stored.tokens.expiresAt = Date().addingTimeInterval(-60)
                     try await store.save(stored)
@@ -57,10 +57,10 @@ struct FleetClientCredentialsTests {
 
     /// The fleet's callers' distinct tokens, and their errors.
     static func fleet(
-        schema: String, ring: PostgresTokenStore.KeyRing, provider: TestProvider
+        schema: String, ring: PostgresTokenStore.EncryptionKeys, provider: TestProvider
     ) async throws -> (tokens: Set<String>, failures: [String]) {
         let (results, _) = try await PostgresFixture.fleet(schema: schema, ring: ring, replicas: replicas, callers: callersPerReplica) { store in
-            Session(client: try await client(provider), store: store, options: Session.Options(renewal: .clientCredentials()))
+            TokenSession(client: try await client(provider), store: store, options: TokenSession.Options(renewal: .clientCredentials()))
         }
         #expect(results.count == replicas * callersPerReplica)
         return (

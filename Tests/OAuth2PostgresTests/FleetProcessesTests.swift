@@ -88,7 +88,7 @@ struct DOTFleet: Sendable {
     let client: OAuth2Client
     /// The tokens of the sign-in (their refresh token is the first of the chain).
     let tokens: TokenSet
-    let key: SessionKey
+    let key: TokenSessionKey
     let store: PostgresTokenStore
     let database: PostgresClient
     let workers: [RunningWorker]
@@ -113,17 +113,17 @@ struct DOTFleet: Sendable {
         let metadata = directory.appendingPathComponent("metadata.json")
         try JSONEncoder().encode(client.metadata).write(to: metadata)
         let keyBytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        let ring = try PostgresTokenStore.KeyRing(current: .init(id: "k1", bytes: keyBytes))
+        let ring = try PostgresTokenStore.EncryptionKeys(current: .init(id: "k1", bytes: keyBytes))
         let workerEnvironment = environment.merging(["OAUTH2_TEST_FLEET_KEYS": "k1:" + keyBytes.base64EncodedString()]) { $1 }
         let schema = PostgresFixture.schemaName("procs")
-        let key = Session.key(for: client, account: "fleet")
+        let key = TokenSession.key(for: client, account: "fleet")
 
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 try await store.migrate()
                 var expired = tokens
                 expired.expiresAt = Date().addingTimeInterval(-60)
-                try await store.save(StoredSession(key: key, tokens: expired))
+                try await store.save(StoredTokenSession(key: key, tokens: expired))
                 func start(_ name: String, callers: Int, hold: Bool = false) throws -> RunningWorker {
                     let go = directory.appendingPathComponent(name)
                     try FileManager.default.createDirectory(at: go, withIntermediateDirectories: true)

@@ -22,7 +22,7 @@ struct FleetRefreshTests {
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
             try await TestProvider.withProvider(configuration: .demo) { provider in
                 #expect(TestProvider.Configuration.demo.rotatesRefreshTokens)
-                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
                 let (signIn, tokens) = try await PostgresFixture.signIn(provider)
                 let firstRefreshToken = try #require(tokens.refreshToken)
                 // Expired an hour ago, as far as every replica can tell (the provider's access
@@ -30,9 +30,9 @@ struct FleetRefreshTests {
                 var expired = tokens
                 expired.expiresAt = Date().addingTimeInterval(-3600)
                 expired.issuedAt = Date().addingTimeInterval(-7200)
-                let key = Session.key(for: signIn)
-                let expiredSession = StoredSession(key: key, tokens: expired)
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                let key = TokenSession.key(for: signIn)
+                let expiredSession = StoredTokenSession(key: key, tokens: expired)
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                     try await store.save(expiredSession)
                 }
                 provider.resetRequestCounts()
@@ -40,7 +40,7 @@ struct FleetRefreshTests {
                 let metrics = TestMetrics()
                 let (results, statistics) = try await withMetricsFactory(metrics) {
                     try await PostgresFixture.fleet(schema: schema, ring: ring, replicas: Self.replicas, callers: Self.callersPerReplica) { store in
-                        Session(client: try await PostgresFixture.client(provider), store: store)
+                        TokenSession(client: try await PostgresFixture.client(provider), store: store)
                     }
                 }
                 let lockedReads = statistics.map(\.lockedReads)
@@ -65,7 +65,7 @@ struct FleetRefreshTests {
                 #expect(provider.isActive(token: renewed))
                 #expect(!provider.isActive(token: firstRefreshToken))  // rotated, and never presented twice
                 // The store holds what every caller got, with the rotated refresh token.
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                     let stored = try #require(try await store.load(key))
                     #expect(stored.tokens.accessToken == renewed)
                     #expect(stored.tokens.refreshToken != firstRefreshToken)

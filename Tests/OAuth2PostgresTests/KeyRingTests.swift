@@ -4,7 +4,7 @@ import Foundation
 @testable import OAuth2Postgres
 import Testing
 
-@Suite("PostgresTokenStore.KeyRing: keys written as text")
+@Suite("PostgresTokenStore.EncryptionKeys: keys written as text")
 struct KeyRingTests {
     static let first = Data((0..<32).map { UInt8($0) })
     static let second = Data((0..<32).map { UInt8(255 - $0) })
@@ -13,13 +13,13 @@ struct KeyRingTests {
     func parsing() throws {
         let urlSafe = Self.second.base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        let ring = try PostgresTokenStore.KeyRing(parsing: " 2026-11:\(Self.first.base64EncodedString()), 2026-10:\(urlSafe)\n")
+        let ring = try PostgresTokenStore.EncryptionKeys(parsing: " 2026-11:\(Self.first.base64EncodedString()), 2026-10:\(urlSafe)\n")
         #expect(ring.current.id == "2026-11")
         #expect(ring.previous.map(\.id) == ["2026-10"])
         #expect(ring.key("2026-11") == SymmetricKey(data: Self.first))
         #expect(ring.key("2026-10") == SymmetricKey(data: Self.second))
         // An id may hold colons: the key is after the last one.
-        #expect(try PostgresTokenStore.KeyRing(parsing: "kms:v3:\(Self.first.base64EncodedString())").current.id == "kms:v3")
+        #expect(try PostgresTokenStore.EncryptionKeys(parsing: "kms:v3:\(Self.first.base64EncodedString())").current.id == "kms:v3")
     }
 
     @Test("Malformed rings are refused without repeating a key", arguments: [
@@ -27,7 +27,7 @@ struct KeyRingTests {
         "k1:\(first.base64EncodedString()),k1:\(second.base64EncodedString())", "k1:\(first.base64EncodedString()),",
     ])
     func malformed(_ text: String) {
-        let error = #expect(throws: PostgresTokenStoreError.self) { try PostgresTokenStore.KeyRing(parsing: text) }
+        let error = #expect(throws: PostgresTokenStoreError.self) { try PostgresTokenStore.EncryptionKeys(parsing: text) }
         #expect(error?.code == .invalidConfiguration)
         for secret in [Self.first.base64EncodedString(), Self.second.base64EncodedString()] {
             #expect(error.map { !"\($0)".contains(secret) } == true)

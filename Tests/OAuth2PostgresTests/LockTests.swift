@@ -56,9 +56,9 @@ struct LockTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("lock")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
                     let key = PostgresFixture.key()
                     try await a.save(PostgresFixture.session(key, access: "v0"))
                     try await b.migrate()
@@ -98,9 +98,9 @@ struct LockTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("dies")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
                     let key = PostgresFixture.key()
                     try await a.save(PostgresFixture.session(key, access: "v0"))
                     try await b.migrate()
@@ -150,11 +150,11 @@ struct LockTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("timeout")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
                 let impatient = try PostgresTokenStore(
                     postgres: PostgresFixture.clientConfiguration(),
-                    configuration: .init(schema: schema, lockTimeout: .milliseconds(100)), keyRing: ring, logger: PostgresFixture.logger)
+                    configuration: .init(schema: schema, lockTimeout: .milliseconds(100)), encryptionKeys: ring, logger: PostgresFixture.logger)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await impatient.run() }
                     defer { group.cancelAll() }
@@ -186,9 +186,9 @@ struct LockTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("cancel")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
                     let key = PostgresFixture.key()
                     try await a.migrate()
                     try await b.migrate()

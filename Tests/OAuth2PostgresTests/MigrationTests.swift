@@ -24,10 +24,10 @@ struct MigrationTests {
             for statement in try Self.version1DDL(schema: schema) {
                 try await database.execute(PostgresQuery(unsafeSQL: statement))
             }
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("v1-key"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("v1-key"))
             let cipher = RowCipher(ring: ring)
             // Rows as version 1 wrote them: the sealed token document in a JSON envelope.
-            var sessions: [StoredSession] = []
+            var sessions: [StoredTokenSession] = []
             for (index, account) in ["alice", "bob", "carol"].enumerated() {
                 var session = PostgresFixture.session(PostgresFixture.key(account), refresh: index == 2 ? nil : "rt-\(account)")
                 session.additionalFields["dpop_key"] = .object(["kty": .string("EC"), "note": .string("kept")])
@@ -42,7 +42,7 @@ struct MigrationTests {
             }
 
             let written = sessions
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 #expect(try await store.migrate() == [2, 3, 4, 5, 6])
                 #expect(try await store.migrate() == [2, 3, 4, 5, 6])  // once per store: the same answer
                 for session in written {
@@ -61,7 +61,7 @@ struct MigrationTests {
             }
             #expect(versions == [1, 2, 3, 4, 5, 6])
             // A second store finds the schema current.
-            let applied = try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let applied = try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 try await store.migrate()
             }
             #expect(applied == [])
@@ -73,13 +73,13 @@ struct MigrationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("newer")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            _ = try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            _ = try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 try await store.migrate()
             }
             try await database.execute(
                 PostgresQuery(unsafeSQL: "INSERT INTO \(schema).oauth2_schema_migrations (version, description) VALUES (\(StoreSchema.currentVersion + 1), 'from the future')"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let error = await #expect(throws: PostgresTokenStoreError.self) { try await store.list() }
                 #expect(error?.code == .unsupportedSchema)
                 await #expect(throws: PostgresTokenStoreError.self) { try await store.save(PostgresFixture.session(PostgresFixture.key())) }
@@ -92,11 +92,11 @@ struct MigrationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("race")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
                 for _ in 0..<4 {
                     group.addTask {
-                        try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in try await store.migrate() }
+                        try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in try await store.migrate() }
                     }
                 }
                 return try await group.reduce(into: [[Int]]()) { $0.append($1) }

@@ -14,9 +14,9 @@ struct NotificationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("notify")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
                     let key = PostgresFixture.key()
                     try await b.save(PostgresFixture.session(key, access: "v0"))
                     try await PostgresFixture.eventually("a hears b's first write") { a.statistics.notifications == 1 }
@@ -45,8 +45,8 @@ struct NotificationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("drop")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let key = PostgresFixture.key()
                 try await store.save(PostgresFixture.session(key))
                 // The store hears its own write too: wait for it, so that it cannot empty the
@@ -79,9 +79,9 @@ struct NotificationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("signout")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
                     let alice = PostgresFixture.key("alice")
                     let bob = PostgresFixture.key("bob")
                     try await b.save(PostgresFixture.session(alice))
@@ -109,8 +109,8 @@ struct NotificationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("nocache")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { store in
                 let key = PostgresFixture.key()
                 try await store.save(PostgresFixture.session(key))
                 #expect(try await store.load(key) != nil)
@@ -126,8 +126,8 @@ struct NotificationTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("bounded")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 3) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 3) { store in
                 let keys = (0..<5).map { PostgresFixture.key("user-\($0)") }
                 for key in keys { try await store.save(PostgresFixture.session(key)) }
                 // Its own writes come back as notifications, each dropping its key's entry:

@@ -27,7 +27,7 @@ struct PostgresRegistrationTests {
                     INSERT INTO \(schema).oauth2_schema_migrations (version, description) VALUES (\(migration.version), '\(migration.description)')
                     """))
             }
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             // The row version 4 wrote for a registration: a sealed token document under `.registration`.
             let registration = RegistrationStoreConformance.registration("c-1", secret: "sec-ret")
             let old = LegacyRegistrationRecord.session(registration, issuer: Self.issuer, now: PostgresFixture.now)
@@ -37,7 +37,7 @@ struct PostgresRegistrationTests {
                 VALUES (\(old.key.issuer), \(old.key.clientID), \(old.key.account), 1, \(keyID), \(ByteBuffer(bytes: sealed)), NULL, now())
                 """)
 
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { (store) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { (store) async throws in
                 #expect(try await store.migrate() == [5, 6])
                 #expect(try await store.list() == [old.key], "not moved by the migration: SQL cannot open it")
                 #expect(try await store.loadRegistration(issuer: Self.issuer, clientID: "c-1") == registration)
@@ -60,10 +60,10 @@ struct PostgresRegistrationTests {
         let schema = PostgresFixture.schemaName("regkeys")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
             let oldKey = try PostgresFixture.ringKey("old")
-            let old = try PostgresTokenStore.KeyRing(current: oldKey)
+            let old = try PostgresTokenStore.EncryptionKeys(current: oldKey)
             let first = RegistrationStoreConformance.registration("c-1", secret: "sec-ret")
             let second = RegistrationStoreConformance.registration("c-2", secret: "other")
-            try await PostgresFixture.withStore(schema: schema, keyRing: old, cacheCapacity: 0) { (store) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: old, cacheCapacity: 0) { (store) async throws in
                 try await store.saveRegistration(first, issuer: Self.issuer)
                 try await store.saveRegistration(second, issuer: Self.issuer)
             }
@@ -76,8 +76,8 @@ struct PostgresRegistrationTests {
             #expect(sealed.count == 2)
             #expect(!sealed.contains { String(decoding: $0.readableBytesView, as: UTF8.self).contains("sec-ret") }, "no secret in clear")
 
-            let rotated = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("new"), previous: [oldKey])
-            try await PostgresFixture.withStore(schema: schema, keyRing: rotated, cacheCapacity: 0) { (store) async throws in
+            let rotated = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("new"), previous: [oldKey])
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: rotated, cacheCapacity: 0) { (store) async throws in
                 #expect(try await store.keyUsage() == ["old": 2])
                 #expect(try await store.resealRows() == 2)
                 #expect(try await store.keyUsage() == ["new": 2])
@@ -88,7 +88,7 @@ struct PostgresRegistrationTests {
                 UPDATE \(schema).oauth2_registrations SET sealed = (SELECT sealed FROM \(schema).oauth2_registrations WHERE client_id = 'c-1')
                 WHERE client_id = 'c-2'
                 """))
-            try await PostgresFixture.withStore(schema: schema, keyRing: rotated, cacheCapacity: 0) { (store) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: rotated, cacheCapacity: 0) { (store) async throws in
                 let error = await #expect(throws: PostgresTokenStoreError.self) {
                     _ = try await store.loadRegistration(issuer: Self.issuer, clientID: "c-2")
                 }

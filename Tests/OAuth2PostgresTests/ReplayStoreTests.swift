@@ -15,8 +15,8 @@ struct ReplayStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("replay")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let replays = PostgresReplayStore(store: store)
                 let now = PostgresFixture.now
                 #expect(try await replays.insertIfAbsent("a", expiresAt: now.addingTimeInterval(60), now: now))
@@ -37,7 +37,7 @@ struct ReplayStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("replay")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             let key = try DPoPKey.generate()
             let base = URL(string: "https://api.example.com")!
             let proofs = try (0..<20).map { _ in
@@ -48,7 +48,7 @@ struct ReplayStoreTests {
             let outcomes = try await withThrowingTaskGroup(of: [Outcome].self) { group in
                 for _ in 0..<2 {
                     group.addTask {
-                        try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { store in
+                        try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { store in
                             try await store.migrate()
                             let verifier = DPoPProofVerifier(publicBaseURL: base, replayStore: PostgresReplayStore(store: store))
                             var outcomes: [Outcome] = []
@@ -77,7 +77,7 @@ struct ReplayStoreTests {
                 }
             }
             // A third replica, later: every proof is a replay.
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { store in
                 let verifier = DPoPProofVerifier(publicBaseURL: base, replayStore: PostgresReplayStore(store: store))
                 let error = await #expect(throws: AccessTokenError.self) {
                     try await verifier.verify(proofs[0], method: .get, path: "/orders", accessToken: "at-1", boundThumbprint: key.thumbprint)

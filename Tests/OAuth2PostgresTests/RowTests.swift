@@ -13,8 +13,8 @@ struct RowTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("rows")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let first = PostgresFixture.session(PostgresFixture.key("alice"))
                 let second = PostgresFixture.session(PostgresFixture.key("bob"), refresh: nil)
                 try await store.save(first)
@@ -35,8 +35,8 @@ struct RowTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("cas")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let key = PostgresFixture.key()
                 let created = try await store.save(PostgresFixture.session(key), ifVersion: nil)
                 #expect(created == 1)
@@ -66,9 +66,9 @@ struct RowTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("caslock")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
                     let key = PostgresFixture.key()
                     try await a.save(PostgresFixture.session(key, access: "original"))
                     let error = await #expect(throws: PostgresTokenStoreError.self) {
@@ -92,8 +92,8 @@ struct RowTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("crypt")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let alice = PostgresFixture.session(PostgresFixture.key("alice"))
                 let bob = PostgresFixture.session(PostgresFixture.key("bob"))
                 try await store.save(alice)
@@ -141,10 +141,10 @@ struct RowTests {
             let new = try PostgresFixture.ringKey("2026-11")
             let first = PostgresFixture.session(PostgresFixture.key("first"))
             let second = PostgresFixture.session(PostgresFixture.key("second"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: old)) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: old)) { store in
                 try await store.save(first)
             }
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: new, previous: [old])) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: new, previous: [old])) { store in
                 #expect(try await store.load(first.key) == first)
                 try await store.save(second)
                 #expect(try await store.keyUsage() == ["2026-10": 1, "2026-11": 1])
@@ -153,12 +153,12 @@ struct RowTests {
                 #expect(try await store.load(first.key) == first)
             }
             // A replica that has only the new key opens every row now.
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: new)) { store async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: new)) { store async throws in
                 #expect(try await store.load(first.key) == first)
                 #expect(try await store.load(second.key) == second)
             }
             // One that has only the old key cannot, and says which key it lacks.
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: old)) { store async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: old)) { store async throws in
                 let error = await #expect(throws: PostgresTokenStoreError.self) { try await store.load(second.key) }
                 #expect(error?.code == .unknownKey)
                 #expect(error?.message.contains("2026-11") == true)
@@ -172,8 +172,8 @@ struct RowTests {
         let schema = PostgresFixture.schemaName("expiry")
         let clock = ManualDate(Date(timeIntervalSince1970: 1_800_000_000))
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, now: { clock.now }) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, now: { clock.now }) { store in
                 let start = clock.now
                 let accessOnly = PostgresFixture.session(PostgresFixture.key("access-only"), refresh: nil, expiresAt: start.addingTimeInterval(60))
                 let refreshable = PostgresFixture.session(PostgresFixture.key("refreshable"), expiresAt: start.addingTimeInterval(60))

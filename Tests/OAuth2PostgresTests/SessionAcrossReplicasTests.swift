@@ -16,13 +16,13 @@ struct SessionAcrossReplicasTests {
         let schema = PostgresFixture.schemaName("replicas")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
             try await TestProvider.withProvider(configuration: .demo) { provider in
-                let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+                let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
                 let (_, tokens) = try await PostgresFixture.signIn(provider)
-                try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-                    try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
-                        let onA = try await Session(client: try await PostgresFixture.client(provider), tokens: tokens, store: a)
-                        let onB = try #require(try await Session.restore(client: try await PostgresFixture.client(provider), store: b))
-                        let seen = Locked<[SessionEvent]>([])
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+                    try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
+                        let onA = try await TokenSession(client: try await PostgresFixture.client(provider), tokens: tokens, store: a)
+                        let onB = try #require(try await TokenSession.restore(client: try await PostgresFixture.client(provider), store: b))
+                        let seen = Locked<[TokenSessionEvent]>([])
                         let stream = onB.events()  // subscribed now, before any change
                         let listening = Task { for await event in stream { seen.withLock { $0.append(event) } } }
                         defer { listening.cancel() }

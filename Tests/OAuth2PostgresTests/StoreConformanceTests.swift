@@ -14,8 +14,8 @@ struct PostgresStoreConformanceTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("conformance")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: cacheCapacity) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: cacheCapacity) { store in
                 let failures = await StoreConformance.run(store)
                 #expect(failures.isEmpty, "\(failures)")
             }
@@ -27,8 +27,8 @@ struct PostgresStoreConformanceTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("registrations")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: cacheCapacity) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: cacheCapacity) { store in
                 let failures = await RegistrationStoreConformance.run(store)
                 #expect(failures.isEmpty, "\(failures)")
             }

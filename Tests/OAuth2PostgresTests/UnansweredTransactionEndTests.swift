@@ -47,14 +47,14 @@ struct UnansweredTransactionEndTests {
     static func holdEnding(_ ending: HeldEnding, schema: String, relay: TCPRelay, database: PostgresClient) async throws {
         var url = try #require(URLComponents(string: try PostgresFixture.url()))
         url.port = relay.port
-        let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+        let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
         // No cache, so no listener: every connection through the relay is the pool's. The
         // query timeout passes once for sure (what is held back is never sent); it is long
         // enough for the migration and the lock on a busy machine.
         let store = try PostgresTokenStore(
             postgres: PostgresFixture.clientConfiguration(url: url.string, maximumConnections: 2),
             configuration: .init(schema: schema, cacheCapacity: 0, queryTimeout: .seconds(10)),
-            keyRing: ring, logger: PostgresFixture.logger)
+            encryptionKeys: ring, logger: PostgresFixture.logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
             defer { group.cancelAll() }

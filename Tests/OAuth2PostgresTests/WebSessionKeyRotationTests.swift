@@ -21,14 +21,14 @@ struct WebSessionKeyRotationTests {
             let records = [Web.record("one", now: now), Web.record("two", sid: "sid-2", now: now)]
             let pendings = [try await Web.pending(now: now), try await Web.pending(now: now)]
 
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: a)) { (store: PostgresTokenStore) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: a)) { (store: PostgresTokenStore) async throws in
                 let web = PostgresWebSessionStore(store: store)
                 for record in records { try await web.save(record) }
                 for pending in pendings { try await web.insert(pending) }
                 #expect(try await store.keyUsage() == ["a": 4])
             }
             // Rotated: B seals, A still opens.
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: b, previous: [a])) { (store: PostgresTokenStore) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: b, previous: [a])) { (store: PostgresTokenStore) async throws in
                 let web = PostgresWebSessionStore(store: store)
                 #expect(try await store.keyUsage() == ["a": 4])
                 #expect(try await web.session(records[0].idHash, idleLifetime: Web.idle, now: now) == records[0])
@@ -39,7 +39,7 @@ struct WebSessionKeyRotationTests {
                 #expect(try await store.keyUsage() == ["b": 4])
             }
             // A retired: everything still opens.
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: b)) { (store: PostgresTokenStore) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: b)) { (store: PostgresTokenStore) async throws in
                 let web = PostgresWebSessionStore(store: store)
                 for record in records {
                     #expect(try await web.session(record.idHash, idleLifetime: Web.idle, now: now) == record)
@@ -68,7 +68,7 @@ struct WebSessionKeyRotationTests {
             let pendingAltered = try await Web.pending(now: now), pendingRetired = try await Web.pending(now: now)
             let log = CapturedLog()
 
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: a), logger: log.logger(level: .debug)) { (store: PostgresTokenStore) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: a), logger: log.logger(level: .debug)) { (store: PostgresTokenStore) async throws in
                 let web = PostgresWebSessionStore(store: store)
                 for record in [kept, altered, copied, removed, loggedOut, retired] { try await web.save(record) }
                 for pending in [pendingAltered, pendingRetired] { try await web.insert(pending) }
@@ -101,7 +101,7 @@ struct WebSessionKeyRotationTests {
             }
 
             // Key A retired (not even a previous key): its rows are no sessions, and go.
-            try await PostgresFixture.withStore(schema: schema, keyRing: .init(current: b)) { (store: PostgresTokenStore) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: .init(current: b)) { (store: PostgresTokenStore) async throws in
                 let web = PostgresWebSessionStore(store: store)
                 #expect(try await store.keyUsage() == ["a": 5])
                 #expect(try await store.resealRows() == 0, "rows of a key the ring no longer holds are left")
@@ -137,7 +137,7 @@ struct WebSessionKeyRotationTests {
                     """))
             }
             // Rows as version 5 wrote them: the key id only inside the sealed value.
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("2026-11"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("2026-11"))
             let cipher = RowCipher(ring: ring)
             let now = PostgresFixture.now
             let record = Web.record("old", now: now), pending = try await Web.pending(now: now)
@@ -160,7 +160,7 @@ struct WebSessionKeyRotationTests {
                     ('garbage', '\\x0105'::bytea, \(pending.expiresAt))
                 """)
 
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { (store: PostgresTokenStore) async throws in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { (store: PostgresTokenStore) async throws in
                 #expect(try await store.migrate() == [6])
                 #expect(try await store.keyUsage() == ["2026-11": 2])
                 let web = PostgresWebSessionStore(store: store)

@@ -48,8 +48,8 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let sessions = PostgresWebSessionStore(store: store)
                 let now = PostgresFixture.now
                 let saved = Self.record("a", now: now)
@@ -91,9 +91,9 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             let clock = ManualDate(PostgresFixture.now)
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, now: clock.function) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, now: clock.function) { store in
                 let sessions = PostgresWebSessionStore(store: store)
                 let start = clock.now
                 let table = "\(schema).oauth2_web_sessions"
@@ -147,8 +147,8 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let sessions = PostgresWebSessionStore(store: store)
                 let now = PostgresFixture.now
                 let one = Self.record("one", now: now)
@@ -194,8 +194,8 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let sessions = PostgresWebSessionStore(store: store)
                 let now = PostgresFixture.now
                 let pending = try await Self.pending(now: now)
@@ -223,9 +223,9 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             let clock = ManualDate(PostgresFixture.now)
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, now: clock.function) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, now: clock.function) { store in
                 let sessions = PostgresWebSessionStore(store: store)
                 let table = "\(schema).oauth2_web_pending_sign_ins"
                 // The flood: 40 login hits, each pending for 10 minutes, one second apart.
@@ -267,12 +267,12 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             let now = PostgresFixture.now
             var pendings: [PendingSignIn] = []
             for _ in 0..<10 { pendings.append(try await Self.pending(now: now)) }
             let all = pendings
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { store in
                 for pending in all { try await PostgresWebSessionStore(store: store).insert(pending) }
             }
             let start = Gate()
@@ -280,7 +280,7 @@ struct WebSessionStoreTests {
             let taken = try await withThrowingTaskGroup(of: [PendingSignIn?].self) { group in
                 for _ in 0..<2 {
                     group.addTask {
-                        try await PostgresFixture.withStore(schema: schema, keyRing: ring, cacheCapacity: 0) { store in
+                        try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { store in
                             let sessions = PostgresWebSessionStore(store: store)
                             try await store.migrate()
                             await start.wait()
@@ -323,7 +323,7 @@ struct WebSessionStoreTests {
                     INSERT INTO \(schema).oauth2_schema_migrations (version, description) VALUES (\(migration.version), '\(migration.description)')
                     """))
             }
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             // A token row as version 3 wrote it, and a one-time value.
             let session = PostgresFixture.session(PostgresFixture.key("alice"))
             let (keyID, sealed) = try RowCipher(ring: ring).seal(try TokenDocument(session: session).encoded(), for: session.key)
@@ -337,7 +337,7 @@ struct WebSessionStoreTests {
                 INSERT INTO \(unescaped: schema).oauth2_replay_records (key, expires_at) VALUES ('jti-1', \(now.addingTimeInterval(600)))
                 """)
 
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 #expect(try await store.migrate() == [4, 5, 6])
                 #expect(try await store.load(session.key) == session)
                 #expect(try await !PostgresReplayStore(store: store).insertIfAbsent("jti-1", expiresAt: now.addingTimeInterval(600), now: now))
@@ -366,8 +366,8 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let sessions = PostgresWebSessionStore(store: store)
                 let now = PostgresFixture.now
                 let record = Self.record("broken", now: now)
@@ -386,11 +386,11 @@ struct WebSessionStoreTests {
         IntegrationLog.record()
         let schema = PostgresFixture.schemaName("web")
         try await PostgresFixture.withDatabase(dropping: schema) { database in
-            let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+            let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
             let now = PostgresFixture.now
             let a = Self.record("a", now: now), b = Self.record("b", now: now)
             let pending = try await Self.pending(now: now)
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { store in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
                 let sessions = PostgresWebSessionStore(store: store)
                 try await sessions.save(a)
                 try await sessions.save(b)
@@ -415,8 +415,8 @@ struct WebSessionStoreTests {
                 #expect(try await sessions.session(b.idHash, idleLifetime: Self.idle, now: now) == b)
             }
             // A replica whose ring lacks the key cannot read the rows: to it, they are no sessions.
-            let other = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k2"))
-            try await PostgresFixture.withStore(schema: schema, keyRing: other) { (store: PostgresTokenStore) async throws in
+            let other = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k2"))
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: other) { (store: PostgresTokenStore) async throws in
                 #expect(try await PostgresWebSessionStore(store: store).session(b.idHash, idleLifetime: Self.idle, now: now) == nil)
             }
         }

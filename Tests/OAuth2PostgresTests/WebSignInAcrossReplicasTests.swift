@@ -38,7 +38,7 @@ struct WebSignInAcrossReplicasTests {
             id: clientID, secret: clientSecret, redirectURIs: [configuration.redirectURI],
             postLogoutRedirectURIs: [URL(string: baseURL + configuration.postLogoutPath)!],
             allowedScopes: TestProvider.Demo.scopes))
-        let ring = try PostgresTokenStore.KeyRing(current: PostgresFixture.ringKey("k1"))
+        let ring = try PostgresTokenStore.EncryptionKeys(current: PostgresFixture.ringKey("k1"))
         @Sendable func replica(_ store: PostgresTokenStore) async throws -> Replica {
             // Each replica discovers the provider itself (its own metadata and JWK set caches).
             let client = try await OAuth2Client(
@@ -50,8 +50,8 @@ struct WebSignInAcrossReplicasTests {
                 replayStore: PostgresReplayStore(store: store), now: clock.function)
             return Replica(signIn: signIn, store: store)
         }
-        return try await PostgresFixture.withStore(schema: schema, keyRing: ring) { a in
-            try await PostgresFixture.withStore(schema: schema, keyRing: ring) { b in
+        return try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { a in
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { b in
                 try await body(try await replica(a), try await replica(b))
             }
         }
@@ -144,7 +144,7 @@ struct WebSignInAcrossReplicasTests {
                     #expect(user.claims["email"]?.stringValue == "demo@example.com")
                     #expect(user.scopes.contains("offline_access"))
                     let sid = try #require(user.record.providerSessionID)
-                    let tokenKey = Session.key(for: a.signIn.client, account: user.record.account)
+                    let tokenKey = TokenSession.key(for: a.signIn.client, account: user.record.account)
                     #expect(try await b.store.load(tokenKey) != nil)
                     #expect(try await Self.user(b.signIn.authorize(Self.request("/orders", cookies: cookies)))?.record == user.record)
                     // The pending sign-in was taken; the cookie itself is nowhere in the database.
@@ -215,8 +215,8 @@ struct WebSignInAcrossReplicasTests {
                     let session = try await Self.signIn(provider, start: b, finish: a)
                     let cookies = [Self.configuration.cookieName: session]
                     let user = try #require(Self.user(await a.signIn.authorize(Self.request("/orders", cookies: cookies))))
-                    let key = Session.key(for: a.signIn.client, account: user.record.account)
-                    // Expired an hour ago, as every replica's `Session` sees it.
+                    let key = TokenSession.key(for: a.signIn.client, account: user.record.account)
+                    // Expired an hour ago, as every replica's `TokenSession` sees it.
                     var stored = try #require(try await a.store.load(key))
                     let signedIn = stored.tokens
                     stored.tokens.expiresAt = Date().addingTimeInterval(-3600)

@@ -17,7 +17,7 @@ import Testing
         #expect(await store.isAvailable() == false)
         #expect(await SecretServiceTokenStore.isAvailable(library: "libsecret-that-does-not-exist.so.0") == false)
 
-        let key = SessionKey(issuer: "https://id.example.com", clientID: "cli")
+        let key = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli")
         let loadError = try await #require(throws: TokenStoreError.self) { try await store.load(key) }
         #expect(loadError.code == .unavailable)
         let listError = try await #require(throws: TokenStoreError.self) { try await store.list() }

@@ -20,7 +20,7 @@ public enum RegistrationStoreConformance {
         func check(_ condition: Bool, _ what: String) { if !condition { failures.append(what) } }
         let issuer = "https://registrations-\(UUID().uuidString.lowercased()).example.com"
         let otherIssuer = issuer.replacingOccurrences(of: "registrations-", with: "other-")
-        let session = StoreConformance.record(SessionKey(issuer: issuer, clientID: "c-1", account: "default"), access: "at-1")
+        let session = StoreConformance.record(TokenSessionKey(issuer: issuer, clientID: "c-1", account: "default"), access: "at-1")
         do {
             check(try await store.loadRegistration(issuer: issuer, clientID: "c-1") == nil, "a registration never saved loads as nil")
             check(try await store.registeredClientIDs(issuer: issuer) == [], "no registration at a new issuer")
@@ -52,7 +52,7 @@ public enum RegistrationStoreConformance {
 
             // Kept the old way: loaded, moved to a registration record, the old record removed.
             let old = registration("old-1", secret: "old-secret")
-            let oldKey = SessionKey(issuer: issuer, clientID: "old-1", account: ".registration")
+            let oldKey = TokenSessionKey(issuer: issuer, clientID: "old-1", account: ".registration")
             try await store.save(LegacyRegistrationRecord.session(old, issuer: issuer, now: wholeSecond()))
             check(try await store.list().contains(oldKey), "an old record is a session until it moves")
             check(try await store.loadRegistration(issuer: issuer, clientID: "old-1") == old, "an old record loads as its registration")
@@ -90,7 +90,7 @@ public enum RegistrationStoreConformance {
     /// A registration with every member set, dates in whole seconds.
     public static func registration(_ clientID: String, secret: String?) -> ClientRegistration {
         let now = wholeSecond()
-        var metadata = ClientMetadata(
+        var metadata = RegistrationMetadata(
             redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!], grantTypes: ["authorization_code", "refresh_token"],
             responseTypes: ["code"], tokenEndpointAuthMethod: secret == nil ? ClientAuthenticationMethod.none : .clientSecretBasic,
             clientName: "conformance \(clientID)", scopes: ["openid", "read"], contacts: ["ops@example.com"],

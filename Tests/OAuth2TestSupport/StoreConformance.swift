@@ -19,9 +19,9 @@ public enum StoreConformance {
         var failures: [String] = []
         func check(_ condition: Bool, _ what: String) { if !condition { failures.append(what) } }
         let issuer = "https://conformance-\(UUID().uuidString.lowercased()).example.com"
-        let alice = SessionKey(issuer: issuer, clientID: "client-1", account: "alice")
-        let bob = SessionKey(issuer: issuer, clientID: "client-1", account: "bob")
-        let otherClient = SessionKey(issuer: issuer, clientID: "client-2", account: "alice")
+        let alice = TokenSessionKey(issuer: issuer, clientID: "client-1", account: "alice")
+        let bob = TokenSessionKey(issuer: issuer, clientID: "client-1", account: "bob")
+        let otherClient = TokenSessionKey(issuer: issuer, clientID: "client-2", account: "alice")
         do {
             check(try await store.load(alice) == nil, "a key never saved loads as nil")
             let first = record(alice, access: "at-1")
@@ -83,9 +83,9 @@ public enum StoreConformance {
     }
 
     /// A record with every member set, dates in whole seconds (stores may keep microseconds).
-    public static func record(_ key: SessionKey, access: String) -> StoredSession {
+    public static func record(_ key: TokenSessionKey, access: String) -> StoredTokenSession {
         let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-        return StoredSession(
+        return StoredTokenSession(
             key: key,
             tokens: TokenSet(
                 accessToken: access, refreshToken: "rt-\(access)", idToken: "id-\(access)", expiresAt: now.addingTimeInterval(3600),

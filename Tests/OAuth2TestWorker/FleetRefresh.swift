@@ -49,7 +49,7 @@ enum FleetRefreshWorker {
         var postgres = try PostgresTokenStore.clientConfiguration(url: url)
         postgres.options.maximumConnections = 4
         let store = try PostgresTokenStore(
-            postgres: postgres, configuration: .init(schema: schema), keyRing: .init(parsing: keys),
+            postgres: postgres, configuration: .init(schema: schema), encryptionKeys: .init(parsing: keys),
             logger: Logger(label: "fleet-worker"))
         let counter = SessionRefreshWorker.TokenRequestCounter()
         let metadata = try JSONDecoder().decode(ServerMetadata.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[2])))
@@ -59,7 +59,7 @@ enum FleetRefreshWorker {
                 clientID: environment["OAUTH2_TEST_DOT_FLEET_ID"] ?? "fleet",
                 clientSecret: environment["OAUTH2_TEST_DOT_FLEET_SECRET"] ?? "fleet-secret", scopes: ["read"]),
             environment: HTTPEnvironment(interceptors: arguments.count == 7 ? [counter, HoldTokenRequests()] : [counter]))
-        let key = Session.key(for: client, account: account)
+        let key = TokenSession.key(for: client, account: account)
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
@@ -74,7 +74,7 @@ enum FleetRefreshWorker {
                 say("primed \(round)")
                 try await waitForFile(goDirectory.appendingPathComponent("\(round).go"))
                 let (requests, lockedReads) = (counter.total, store.statistics.lockedReads)
-                guard let session = try await Session.restore(client: client, store: store, account: account) else {
+                guard let session = try await TokenSession.restore(client: client, store: store, account: account) else {
                     fail("no stored session for account \(account)")
                 }
                 let results = await withTaskGroup(of: Result<String, any Error>.self) { tasks in

@@ -46,7 +46,7 @@ enum SessionRefreshWorker {
             configuration: ClientConfiguration(
                 clientID: env("OAUTH2_TEST_DOT_PW_ID", "pw"), clientSecret: env("OAUTH2_TEST_DOT_PW_SECRET", "pw-secret")),
             environment: HTTPEnvironment(interceptors: [counter]))
-        guard let session = try await Session.restore(client: client, store: store, account: arguments[1]) else {
+        guard let session = try await TokenSession.restore(client: client, store: store, account: arguments[1]) else {
             fail("no stored session for account \(arguments[1])")
         }
         say("ready")

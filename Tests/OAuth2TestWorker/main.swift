@@ -77,11 +77,11 @@ guard let command = arguments.first else {
 
 /// The session of the crash test for sequence number `seq`: over 64 KB, every byte
 /// predictable from `seq`, so a torn or mixed write cannot go unnoticed.
-func crashTestSession(_ seq: Int64, account: String = "") -> StoredSession {
+func crashTestSession(_ seq: Int64, account: String = "") -> StoredTokenSession {
     let unit = "seq=\(seq);"
     let token = String(repeating: unit, count: 65_536 / unit.utf8.count + 1)
-    return StoredSession(
-        key: SessionKey(issuer: "https://crash.example", clientID: "writer", account: account),
+    return StoredTokenSession(
+        key: TokenSessionKey(issuer: "https://crash.example", clientID: "writer", account: account),
         tokens: TokenSet(
             accessToken: token, refreshToken: "refresh-\(seq)", expiresAt: Date(timeIntervalSince1970: 1_800_000_000 + Double(seq)),
             issuedAt: Date(timeIntervalSince1970: 1_700_000_000)),
@@ -108,7 +108,7 @@ do {
             fail("usage: migrate-loop <dir> <first-seq> <account>", status: 64)
         }
         let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
-        let key = SessionKey(issuer: "https://crash.example", clientID: "writer", account: arguments[3])
+        let key = TokenSessionKey(issuer: "https://crash.example", clientID: "writer", account: arguments[3])
         while true {
             let session = crashTestSession(seq, account: arguments[3])
             let version1: [String: Any] = [
@@ -128,14 +128,14 @@ do {
             fail("usage: increment <dir> <times> <pause-ms>", status: 64)
         }
         let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
-        let key = SessionKey(issuer: "https://lock.example", clientID: "counter")
+        let key = TokenSessionKey(issuer: "https://lock.example", clientID: "counter")
         for _ in 0..<times {
             try await store.withExclusiveAccess(to: key) {
                 let current = try await store.load(key)
                 let count = current?.additionalFields["count"]?.integerValue ?? 0
                 try await Task.sleep(nanoseconds: pause * 1_000_000)
                 try await store.save(
-                    StoredSession(key: key, tokens: TokenSet(accessToken: "counter"), additionalFields: ["count": .integer(count + 1)]))
+                    StoredTokenSession(key: key, tokens: TokenSet(accessToken: "counter"), additionalFields: ["count": .integer(count + 1)]))
             }
         }
         say("done")
@@ -152,7 +152,7 @@ do {
             fail("usage: hold-lock <dir> <ms>", status: 64)
         }
         let store = try FileTokenStore(directory: URL(fileURLWithPath: arguments[1]))
-        try await store.withExclusiveAccess(to: SessionKey(issuer: "https://lock.example", clientID: "counter")) {
+        try await store.withExclusiveAccess(to: TokenSessionKey(issuer: "https://lock.example", clientID: "counter")) {
             say("locked")
             try await Task.sleep(nanoseconds: milliseconds * 1_000_000)
         }
@@ -170,8 +170,8 @@ do {
 
     case "keyring-save":
         guard arguments.count == 5 else { fail("usage: keyring-save <issuer> <client-id> <account> <access-token>", status: 64) }
-        let key = SessionKey(issuer: arguments[1], clientID: arguments[2], account: arguments[3])
-        try await SecretServiceTokenStore().save(StoredSession(key: key, tokens: TokenSet(accessToken: arguments[4])))
+        let key = TokenSessionKey(issuer: arguments[1], clientID: arguments[2], account: arguments[3])
+        try await SecretServiceTokenStore().save(StoredTokenSession(key: key, tokens: TokenSet(accessToken: arguments[4])))
         say("saved")
 
     case "fault-server":
@@ -209,15 +209,15 @@ do {
         guard arguments.count == 2 else { fail("usage: full-disk <dir>", status: 64) }
         let directory = URL(fileURLWithPath: arguments[1]).appendingPathComponent("tokens")
         let store = try FileTokenStore(directory: directory)
-        let key = SessionKey(issuer: "https://disk.example", clientID: "writer")
-        try await store.save(StoredSession(key: key, tokens: TokenSet(accessToken: "before-the-disk-filled")))
+        let key = TokenSessionKey(issuer: "https://disk.example", clientID: "writer")
+        try await store.save(StoredTokenSession(key: key, tokens: TokenSet(accessToken: "before-the-disk-filled")))
         // Fill the file system: a filler file until the next write fails.
         let filler = open(arguments[1] + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let chunk = [UInt8](repeating: 0x2e, count: 4096)
         while chunk.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
         close(filler)
         do {
-            try await store.save(StoredSession(key: key, tokens: TokenSet(accessToken: String(repeating: "x", count: 65_536))))
+            try await store.save(StoredTokenSession(key: key, tokens: TokenSet(accessToken: String(repeating: "x", count: 65_536))))
             say("saved")
         } catch let error as TokenStoreError {
             say("refused \(error.code) errno \(error.systemError ?? 0)")

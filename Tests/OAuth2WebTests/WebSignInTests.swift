@@ -423,7 +423,7 @@ struct WebSignInTests {
             #expect(out.headerFields[values: .setCookie].contains { $0.hasPrefix("oauth2-session=;") && $0.contains("Max-Age=0") })
             #expect(browser.cookies["oauth2-session"] == nil)
             #expect(await app.sessions.count == 0)
-            #expect(try await app.tokens.load(Session.key(for: app.signIn.client, account: user.record.account)) == nil)
+            #expect(try await app.tokens.load(TokenSession.key(for: app.signIn.client, account: user.record.account)) == nil)
             // The refresh token was revoked at the provider.
             let introspection = try await app.signIn.client.introspect(refreshToken)
             #expect(!introspection.active)
@@ -447,7 +447,7 @@ struct WebSignInTests {
             #expect(answer.status == .ok)
             #expect(answer.headerFields[.cacheControl] == "no-store")
             #expect(Self.denial(await app.user(browser)) != nil)
-            #expect(try await app.tokens.load(Session.key(for: app.signIn.client, account: user.record.account)) == nil)
+            #expect(try await app.tokens.load(TokenSession.key(for: app.signIn.client, account: user.record.account)) == nil)
             // The other browser's sign-in is another provider session.
             #expect(Self.user(await app.user(other)) != nil)
 
@@ -469,14 +469,14 @@ struct WebSignInTests {
         init(_ base: MemoryTokenStore) { self.base = base }
         func fail(_ on: Bool) { lock.withLock { failing = on } }
         struct Down: Error {}
-        func load(_ key: SessionKey) async throws -> StoredSession? { try await base.load(key) }
-        func save(_ session: StoredSession) async throws { try await base.save(session) }
-        func remove(_ key: SessionKey) async throws {
+        func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? { try await base.load(key) }
+        func save(_ session: StoredTokenSession) async throws { try await base.save(session) }
+        func remove(_ key: TokenSessionKey) async throws {
             if lock.withLock({ failing }) { throw Down() }
             try await base.remove(key)
         }
-        func list() async throws -> [SessionKey] { try await base.list() }
-        func withExclusiveAccess<T: Sendable>(to key: SessionKey, _ body: @Sendable () async throws -> T) async throws -> T {
+        func list() async throws -> [TokenSessionKey] { try await base.list() }
+        func withExclusiveAccess<T: Sendable>(to key: TokenSessionKey, _ body: @Sendable () async throws -> T) async throws -> T {
             try await base.withExclusiveAccess(to: key, body)
         }
     }
@@ -494,7 +494,7 @@ struct WebSignInTests {
             try await app.signIn(browser)
             let user = try #require(Self.user(await app.user(browser)))
             let sid = try #require(user.record.providerSessionID)
-            let key = Session.key(for: app.signIn.client, account: user.record.account)
+            let key = TokenSession.key(for: app.signIn.client, account: user.record.account)
             var request = HTTPRequest(method: .post, scheme: "http", authority: "127.0.0.1:8000", path: "/auth/backchannel-logout")
             request.headerFields[.contentType] = "application/x-www-form-urlencoded"
 

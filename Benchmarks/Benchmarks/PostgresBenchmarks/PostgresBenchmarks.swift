@@ -53,11 +53,11 @@ func fleetRefreshBenchmark(replicas: Int, callers: Int, slot: Slot<Fleet>) {
         closure: { benchmark in
             let fleet = slot.value
             let account = "fleet-\(iterations.increment())"
-            let key = Session.key(for: fleet.clients[0], account: account)
-            try await fleet.replicas.stores[0].save(StoredSession(key: key, tokens: expiredTokens()))
-            var sessions: [Session] = []
+            let key = TokenSession.key(for: fleet.clients[0], account: account)
+            try await fleet.replicas.stores[0].save(StoredTokenSession(key: key, tokens: expiredTokens()))
+            var sessions: [TokenSession] = []
             for (store, client) in zip(fleet.replicas.stores, fleet.clients) {
-                guard let session = try await Session.restore(client: client, store: store, account: account) else {
+                guard let session = try await TokenSession.restore(client: client, store: store, account: account) else {
                     fatalError("the session written by replica 0 is missing on another replica")
                 }
                 sessions.append(session)
@@ -103,9 +103,9 @@ let benchmarks: @Sendable () -> Void = {
     // MARK: A fresh token in hand
 
     // A long-lived session: the token is in the session's memory whatever the store.
-    let memorySession = Slot<Session>()
+    let memorySession = Slot<TokenSession>()
     Benchmark(
-        "Memory store: Session.authorize, fresh token",
+        "Memory store: TokenSession.authorize, fresh token",
         configuration: inProcess,
         closure: { benchmark in
             let session = memorySession.value
@@ -113,13 +113,13 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations { blackHole(try await session.authorize(request)) }
             benchmark.stopMeasurement()
         },
-        setup: { memorySession.put(try await Session(client: try await offlineClient(), tokens: freshTokens(), store: MemoryTokenStore())) },
+        setup: { memorySession.put(try await TokenSession(client: try await offlineClient(), tokens: freshTokens(), store: MemoryTokenStore())) },
         teardown: { _ = memorySession.take() }
     )
 
-    let postgresSession = Slot<(Replicas, Session)>()
+    let postgresSession = Slot<(Replicas, TokenSession)>()
     Benchmark(
-        "Postgres store, cache on: Session.authorize, fresh token",
+        "Postgres store, cache on: TokenSession.authorize, fresh token",
         configuration: inProcess,
         closure: { benchmark in
             let session = postgresSession.value.1
@@ -130,7 +130,7 @@ let benchmarks: @Sendable () -> Void = {
         setup: {
             let replicas = try await Replicas.start(count: 1, cacheCapacity: 1024)
             do {
-                let session = try await Session(client: try await offlineClient(), tokens: freshTokens(), store: replicas.stores[0])
+                let session = try await TokenSession(client: try await offlineClient(), tokens: freshTokens(), store: replicas.stores[0])
                 postgresSession.put((replicas, session))
             } catch {
                 await replicas.stop()
@@ -140,24 +140,24 @@ let benchmarks: @Sendable () -> Void = {
         teardown: { await postgresSession.take()?.0.stop() }
     )
 
-    // A session made per request (`Session.restore`), as a replica that keeps no session
+    // A session made per request (`TokenSession.restore`), as a replica that keeps no session
     // object between requests does: one `load` of the store, then the token.
     let memoryStore = Slot<(MemoryTokenStore, OAuth2Client)>()
     Benchmark(
-        "Memory store: Session.restore + freshAccessToken",
+        "Memory store: TokenSession.restore + freshAccessToken",
         configuration: inProcess,
         closure: { benchmark in
             let (store, client) = memoryStore.value
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                blackHole(try await Session.restore(client: client, store: store)!.freshAccessToken())
+                blackHole(try await TokenSession.restore(client: client, store: store)!.freshAccessToken())
             }
             benchmark.stopMeasurement()
         },
         setup: {
             let client = try await offlineClient()
             let store = MemoryTokenStore()
-            await store.save(StoredSession(key: Session.key(for: client), tokens: freshTokens()))
+            await store.save(StoredTokenSession(key: TokenSession.key(for: client), tokens: freshTokens()))
             memoryStore.put((store, client))
         },
         teardown: { _ = memoryStore.take() }
@@ -170,9 +170,9 @@ let benchmarks: @Sendable () -> Void = {
         let replicas = try await Replicas.start(count: 1, cacheCapacity: cacheCapacity)
         do {
             let client = try await offlineClient()
-            try await replicas.stores[0].save(StoredSession(key: Session.key(for: client), tokens: freshTokens()))
+            try await replicas.stores[0].save(StoredTokenSession(key: TokenSession.key(for: client), tokens: freshTokens()))
             // The first load fills the cache.
-            _ = try await replicas.stores[0].load(Session.key(for: client))
+            _ = try await replicas.stores[0].load(TokenSession.key(for: client))
             store.put((replicas, client))
         } catch {
             await replicas.stop()
@@ -182,13 +182,13 @@ let benchmarks: @Sendable () -> Void = {
     @Sendable func tearDownStore() async { await store.take()?.0.stop() }
 
     Benchmark(
-        "Postgres store, cache on: Session.restore + freshAccessToken (load from the cache)",
+        "Postgres store, cache on: TokenSession.restore + freshAccessToken (load from the cache)",
         configuration: inProcess,
         closure: { benchmark in
             let (replicas, client) = store.value
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                blackHole(try await Session.restore(client: client, store: replicas.stores[0])!.freshAccessToken())
+                blackHole(try await TokenSession.restore(client: client, store: replicas.stores[0])!.freshAccessToken())
             }
             benchmark.stopMeasurement()
         },
@@ -201,7 +201,7 @@ let benchmarks: @Sendable () -> Void = {
         configuration: inProcess,
         closure: { benchmark in
             let (replicas, client) = store.value
-            let key = Session.key(for: client)
+            let key = TokenSession.key(for: client)
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations { blackHole(try await replicas.stores[0].load(key)) }
             benchmark.stopMeasurement()
@@ -217,7 +217,7 @@ let benchmarks: @Sendable () -> Void = {
         configuration: roundTrip,
         closure: { benchmark in
             let (replicas, client) = store.value
-            let key = Session.key(for: client)
+            let key = TokenSession.key(for: client)
             benchmark.startMeasurement()
             blackHole(try await replicas.stores[0].load(key))
             benchmark.stopMeasurement()
@@ -227,12 +227,12 @@ let benchmarks: @Sendable () -> Void = {
     )
 
     Benchmark(
-        "Postgres store, cache off: Session.restore + freshAccessToken (one round trip)",
+        "Postgres store, cache off: TokenSession.restore + freshAccessToken (one round trip)",
         configuration: roundTrip,
         closure: { benchmark in
             let (replicas, client) = store.value
             benchmark.startMeasurement()
-            blackHole(try await Session.restore(client: client, store: replicas.stores[0])!.freshAccessToken())
+            blackHole(try await TokenSession.restore(client: client, store: replicas.stores[0])!.freshAccessToken())
             benchmark.stopMeasurement()
         },
         setup: { try await setUpStore(cacheCapacity: 0) },
@@ -246,7 +246,7 @@ let benchmarks: @Sendable () -> Void = {
         configuration: roundTrip,
         closure: { benchmark in
             let (replicas, client) = store.value
-            let key = Session.key(for: client)
+            let key = TokenSession.key(for: client)
             let query: PostgresQuery = """
                 SELECT version, key_id, sealed FROM \(unescaped: replicas.schema).oauth2_sessions
                 WHERE issuer = \(key.issuer) AND client_id = \(key.clientID) AND account = \(key.account)

@@ -38,7 +38,7 @@ enum BenchmarkPostgres {
     }
 
     /// A key ring of one random key.
-    static func keyRing() throws -> PostgresTokenStore.KeyRing {
+    static func encryptionKeys() throws -> PostgresTokenStore.EncryptionKeys {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         return try .init(current: .init(id: "bench", bytes: bytes))
@@ -69,11 +69,11 @@ final class Replicas: Sendable {
     static func start(count: Int, cacheCapacity: Int) async throws -> Replicas {
         let postgres = try PostgresTokenStore.clientConfiguration(url: BenchmarkPostgres.url())
         let schema = BenchmarkPostgres.schemaName()
-        let ring = try BenchmarkPostgres.keyRing()
+        let ring = try BenchmarkPostgres.encryptionKeys()
         let stores = try (0..<count).map { _ in
             try PostgresTokenStore(
                 postgres: postgres, configuration: .init(schema: schema, cacheCapacity: cacheCapacity),
-                keyRing: ring, logger: BenchmarkPostgres.logger)
+                encryptionKeys: ring, logger: BenchmarkPostgres.logger)
         }
         let tasks = stores.map { store in Task { _ = try? await store.run() } }
         let replicas = Replicas(schema: schema, stores: stores, tasks: tasks)
@@ -90,14 +90,14 @@ final class Replicas: Sendable {
     /// Writes a probe row until every store's listener has heard of it, then removes it.
     /// (A store's cache serves only while its listener is connected.)
     private func waitUntilListening() async throws {
-        let probe = SessionKey(issuer: "https://benchmarks.invalid", clientID: "probe", account: "probe")
+        let probe = TokenSessionKey(issuer: "https://benchmarks.invalid", clientID: "probe", account: "probe")
         let heard = stores.map { _ in Flag() }
         let observations = zip(stores, heard).map { store, flag in store.observeChanges(of: probe) { _ in flag.set() } }
         defer { observations.forEach { $0.cancel() } }
         let end = ContinuousClock.now + .seconds(20)
         while !heard.allSatisfy(\.isSet) {
             guard ContinuousClock.now < end else { throw Timeout(what: "the stores' listeners to connect") }
-            try await stores[0].save(StoredSession(key: probe, tokens: TokenSet(accessToken: "probe")))
+            try await stores[0].save(StoredTokenSession(key: probe, tokens: TokenSet(accessToken: "probe")))
             try await Task.sleep(for: .milliseconds(20))
         }
         try await stores[0].remove(probe)

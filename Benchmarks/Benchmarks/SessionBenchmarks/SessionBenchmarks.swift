@@ -105,7 +105,7 @@ enum SessionMemory {
     }
 
     /// Bytes per session beyond the token characters, measured by creating them.
-    static func measure() async throws -> (perSession: Int, sessions: [Session]) {
+    static func measure() async throws -> (perSession: Int, sessions: [TokenSession]) {
         let client = try await OAuth2Client(
             server: .metadata(ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!)),
             configuration: ClientConfiguration(clientID: "benchmark"))
@@ -113,15 +113,15 @@ enum SessionMemory {
         let expiry = Date().addingTimeInterval(3600)
         let accounts = (0..<count).map { "user-\($0)" }
         guard let before = allocatedBytes() else { return (0, []) }
-        var sessions: [Session] = []
+        var sessions: [TokenSession] = []
         sessions.reserveCapacity(count)
         for index in 0..<count {
             let tokens = TokenSet(accessToken: token("a", index), refreshToken: token("r", index), expiresAt: expiry)
-            sessions.append(try await Session(client: client, tokens: tokens, store: store, account: accounts[index]))
+            sessions.append(try await TokenSession(client: client, tokens: tokens, store: store, account: accounts[index]))
         }
         let after = allocatedBytes()!
         // The array of references is the benchmark's, not the sessions'.
-        let total = after - before - count * MemoryLayout<Session>.stride
+        let total = after - before - count * MemoryLayout<TokenSession>.stride
         return (total / count - tokenBytes, sessions)
     }
 }
@@ -137,7 +137,7 @@ let benchmarks: @Sendable () -> Void = {
             server: .metadata(ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!)),
             configuration: ClientConfiguration(clientID: "benchmark"))
         let tokens = TokenSet(accessToken: "an-access-token", refreshToken: "a-refresh-token", expiresAt: Date().addingTimeInterval(3600))
-        let session = try await Session(client: client, tokens: tokens)
+        let session = try await TokenSession(client: client, tokens: tokens)
         let request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v1/items")!)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -206,7 +206,7 @@ let benchmarks: @Sendable () -> Void = {
         let client = try await OAuth2Client(
             server: .metadata(ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!)),
             configuration: ClientConfiguration(clientID: "benchmark"))
-        let session = try await Session(client: client, tokens: TokenSet(accessToken: "at-1", expiresAt: Date().addingTimeInterval(3600)))
+        let session = try await TokenSession(client: client, tokens: TokenSet(accessToken: "at-1", expiresAt: Date().addingTimeInterval(3600)))
         benchmark.startMeasurement()
         let last = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<10_000 { group.addTask { try await session.freshAccessToken() } }
@@ -222,7 +222,7 @@ let benchmarks: @Sendable () -> Void = {
         "Session renewal, 1 caller on an expired token, server answers after 5 ms",
         configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(5), maxIterations: 100),
         closure: { benchmark in
-            let session = try await Session(client: try await TokenServer.shared.client(), tokens: expiredTokens())
+            let session = try await TokenSession(client: try await TokenServer.shared.client(), tokens: expiredTokens())
             benchmark.startMeasurement()
             blackHole(try await session.freshAccessToken())
             benchmark.stopMeasurement()
@@ -236,7 +236,7 @@ let benchmarks: @Sendable () -> Void = {
         configuration: .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], maxDuration: .seconds(10), maxIterations: 50),
         closure: { benchmark in
             let client = try await TokenServer.shared.client()
-            let session = try await Session(client: client, tokens: expiredTokens())
+            let session = try await TokenSession(client: client, tokens: expiredTokens())
             let before = TokenServer.shared.count
             benchmark.startMeasurement()
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in

@@ -12,7 +12,7 @@
 //       in hand, each iteration a different token, from a file written by
 //       Compare/python/idtokens.py (the same tokens the Python contenders validate).
 //   bench-client sizes
-//       the inline sizes of the values a Session holds.
+//       the inline sizes of the values a TokenSession holds.
 //   bench-client raw-verify FILE COUNT
 //       swift-crypto's signature check alone on the same tokens (the floor).
 import Crypto
@@ -43,11 +43,11 @@ struct BenchClient {
             case "idtokens" where arguments.count == 3:
                 try idTokens(file: arguments[1], count: Int(arguments[2]) ?? 0, raw: false)
             case "sizes":
-                // Inline sizes of what a Session holds (for BENCHMARKS.md's memory notes).
+                // Inline sizes of what a TokenSession holds (for BENCHMARKS.md's memory notes).
                 print("OAuth2Client", MemoryLayout<OAuth2Client>.size, "ServerMetadata", MemoryLayout<ServerMetadata>.size,
                       "ClientConfiguration", MemoryLayout<ClientConfiguration>.size, "TokenSet", MemoryLayout<TokenSet>.size,
                       "Session.Options", MemoryLayout<Session.Options>.size, "SessionKey", MemoryLayout<SessionKey>.size,
-                      "StoredSession", MemoryLayout<StoredSession>.size)
+                      "StoredTokenSession", MemoryLayout<StoredTokenSession>.size)
             case "raw-verify" where arguments.count == 3:
                 try idTokens(file: arguments[1], count: Int(arguments[2]) ?? 0, raw: true)
             default:

@@ -33,7 +33,7 @@ extension OAuth2Client {
     /// ``ImplicitAuthorizationResponse`` checks, then for an ID token the full validation
     /// (signature, `iss`, `aud`, `exp`…) with the request's `nonce` and an `at_hash` matching
     /// the access token both required (OIDC Core §3.2.2.10–11). The tokens never include a
-    /// refresh token: a ``Session`` made from them says ``OAuth2Error/Code/signInRequired``
+    /// refresh token: a ``TokenSession`` made from them says ``OAuth2Error/Code/signInRequired``
     /// once they expire.
     ///
     /// - Parameters:

@@ -90,7 +90,7 @@ extension OAuth2Client {
     /// GETs the UserInfo endpoint with the access token in the `Authorization` header (never
     /// in the URL) — for a DPoP token, with a proof signed by ``ClientConfiguration/dpop``'s
     /// key (and the server's nonce, retried once when it asks for a new one; see
-    /// ``Session/perform(_:body:)``). A JSON answer is parsed strictly; an `application/jwt` answer is
+    /// ``TokenSession/perform(_:body:)``). A JSON answer is parsed strictly; an `application/jwt` answer is
     /// verified like an ID token (algorithms from `userinfo_signing_alg_values_supported`
     /// or the ID-token ones; `iss` and `aud` checked when present).
     ///

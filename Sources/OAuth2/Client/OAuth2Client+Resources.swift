@@ -25,7 +25,7 @@ extension OAuth2Client {
     /// `WWW-Authenticate: DPoP error="use_dpop_nonce"` and a `DPoP-Nonce` header) is sent
     /// once more with a new proof carrying that nonce; the nonce is remembered for the
     /// server's next requests. Nothing else is retried: a refused token is the caller's (or
-    /// a ``Session``'s) to renew.
+    /// a ``TokenSession``'s) to renew.
     ///
     /// - Parameters:
     ///   - request: the request to send.

@@ -15,7 +15,7 @@ extension OAuth2Client {
     /// (OpenID Connect Discovery, then RFC 8414 for the endpoints the first lacks); a
     /// preset's own server is used, and the preset completes `configuration` (see
     /// ``ProviderPreset/applied(to:)``). For settings read from a file, pass their
-    /// ``ClientSettings/server`` and ``ClientSettings/configuration``.
+    /// ``SettingsFile/server`` and ``SettingsFile/configuration``.
     ///
     /// - Parameters:
     ///   - server: where the authorization server's endpoints are.

@@ -19,7 +19,7 @@ extension OAuth2Client {
     /// An ID token in the response is verified (without a nonce: none was sent) before the
     /// tokens are returned; if it fails, the call throws and no token is returned.
     ///
-    /// A `refresh_token` grant goes the way a ``Session``'s refresh goes (the session uses
+    /// A `refresh_token` grant goes the way a ``TokenSession``'s refresh goes (the session uses
     /// this very path): an answer without a refresh token keeps the one sent (Glewlwyd,
     /// LemonLDAP::NG); an HTTP 400 without an error object, Glewlwyd's answer to a dead
     /// refresh token, is `invalid_grant`; a new ID token must name the issuer and subject of

@@ -20,7 +20,7 @@ import Logging
 /// pass through unchanged).
 public struct OAuth2Client: Sendable {
     /// Everything a client holds, in one immutable object that its copies share: a copy of
-    /// a client (each ``Session`` keeps one) is one reference, not a copy of its metadata,
+    /// a client (each ``TokenSession`` keeps one) is one reference, not a copy of its metadata,
     /// configuration and transport. Changing the configuration of a copy gives
     /// it a storage of its own.
     final class Storage: Sendable {
@@ -30,7 +30,7 @@ public struct OAuth2Client: Sendable {
         let now: @Sendable () -> Date
         let keySet: JWKSCache?
         let dpopNonces: DPoPNonceCache
-        /// The issuer a ``SessionKey`` of this client names: the metadata's `issuer`, else
+        /// The issuer a ``TokenSessionKey`` of this client names: the metadata's `issuer`, else
         /// the token endpoint. Read once: every session computes its key from it.
         let sessionIssuer: String
         /// The ID-token validator of this metadata and configuration, built once (reading
@@ -77,7 +77,7 @@ public struct OAuth2Client: Sendable {
     }
     var pipeline: HTTPPipeline { storage.pipeline }
     var now: @Sendable () -> Date { storage.now }
-    /// The issuer of this client's session keys (``Session/key(for:account:)``).
+    /// The issuer of this client's session keys (``TokenSession/key(for:account:)``).
     var sessionIssuer: String { storage.sessionIssuer }
     /// The provider's JWK set, shared by the copies of this client; `nil` without a `jwks_uri`.
     public var keySet: JWKSCache? { storage.keySet }

@@ -40,7 +40,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// lifetime, HMAC algorithm).
     public var clientAssertion = ClientAssertionOptions()
     /// DPoP (RFC 9449): when set, every token request (refresh included), pushed
-    /// authorization request and UserInfo or ``Session/perform(_:body:)`` request
+    /// authorization request and UserInfo or ``TokenSession/perform(_:body:)`` request
     /// carries a proof signed with its key, and authorization requests carry `dpop_jkt`.
     public var dpop: DPoPOptions? = nil
     /// Push authorization requests (RFC 9126) even when the server does not require it.

@@ -2,10 +2,10 @@ import Foundation
 
 // OktaOidc's Okta.plist, as OktaOidcConfig(with:) reads it.
 
-extension ClientSettings {
+extension SettingsFile {
     static let oktaKeys: Set<String> = ["issuer", "clientId", "redirectUri", "logoutRedirectUri", "scopes"]
 
-    static func readOkta(_ reader: SettingsReader) throws(OAuth2Error) -> ClientSettings {
+    static func readOkta(_ reader: SettingsReader) throws(OAuth2Error) -> SettingsFile {
         // OktaOidc requires these four, and reads every value as a string.
         let clientID = try reader.requiredString("clientId")
         let issuer = try Self.requiredURL(reader, "issuer", endpoint: true)
@@ -32,7 +32,7 @@ extension ClientSettings {
             scopes: scopes
         )
         if !parameters.isEmpty { configuration.additionalParameters[.authorization] = parameters }
-        return ClientSettings(
+        return SettingsFile(
             format: .oktaOIDC,
             configuration: configuration,
             server: .issuer(issuer),

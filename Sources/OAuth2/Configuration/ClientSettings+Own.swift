@@ -4,7 +4,7 @@ import HTTPTypes
 // The library's own settings format: RFC 7591 client metadata names, RFC 8414 / OpenID
 // Connect Discovery server metadata names, and four keys of the library's.
 
-extension ClientSettings {
+extension SettingsFile {
     static let ownClientKeys: Set<String> = [
         "client_id", "client_secret", "token_endpoint_auth_method", "redirect_uris", "post_logout_redirect_uris",
         "scope", "client_name",
@@ -19,7 +19,7 @@ extension ClientSettings {
     static let ownOnlyKeys: Set<String> = ownServerKeys.union(ownLibraryKeys)
         .union(["token_endpoint_auth_method", "post_logout_redirect_uris"]).subtracting(["issuer"])
 
-    static func readOwnFormat(_ reader: SettingsReader) throws(OAuth2Error) -> ClientSettings {
+    static func readOwnFormat(_ reader: SettingsReader) throws(OAuth2Error) -> SettingsFile {
         try reader.rejectUnknownKeys(known: ownKeys) { key in
             oktaKeys.contains(key) ? "It is a key of OktaOidc's format, which cannot be mixed with others." : nil
         }
@@ -64,7 +64,7 @@ extension ClientSettings {
         } else {
             server = try Self.server(reader, keys: serverKeys)
         }
-        return ClientSettings(
+        return SettingsFile(
             format: .swiftOAuth2,
             configuration: configuration,
             server: server,

@@ -3,7 +3,7 @@ import HTTPTypes
 
 // p2/OAuth2's settings dictionary, as OAuth2ClientConfig and OAuth2Base read it.
 
-extension ClientSettings {
+extension SettingsFile {
     /// Keys only p2's format uses: one of them makes a file p2's.
     static let p2OnlyKeys: Set<String> = [
         "authorize_uri", "token_uri", "refresh_uri", "registration_uri", "device_authorize_uri", "logo_uri",
@@ -21,7 +21,7 @@ extension ClientSettings {
 
     static let p2Keys: Set<String> = p2OnlyKeys.union(["client_id", "client_secret", "redirect_uris", "scope", "client_name"])
 
-    static func readP2(_ reader: SettingsReader) throws(OAuth2Error) -> ClientSettings {
+    static func readP2(_ reader: SettingsReader) throws(OAuth2Error) -> SettingsFile {
         try reader.rejectUnknownKeys(known: p2Keys) { key in
             ownKeys.contains(key)
                 ? "It is a key of swift-oauth2's own format; a file is read as p2/OAuth2 settings when it has one of p2's keys (authorize_uri, token_uri…)."
@@ -89,7 +89,7 @@ extension ClientSettings {
             configuration.additionalHeaders[.token] = fields
             configuration.additionalHeaders[.deviceAuthorization] = fields
         }
-        return ClientSettings(
+        return SettingsFile(
             format: .p2,
             configuration: configuration,
             server: .metadata(metadata),

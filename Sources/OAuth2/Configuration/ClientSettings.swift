@@ -9,7 +9,7 @@ import Foundation
 /// builds a client from them.
 ///
 /// ```swift
-/// let settings = try ClientSettings(contentsOf: URL(fileURLWithPath: "Okta.plist"))
+/// let settings = try SettingsFile(contentsOf: URL(fileURLWithPath: "Okta.plist"))
 /// let client = try await OAuth2Client(server: settings.server, configuration: settings.configuration)
 /// ```
 ///
@@ -65,7 +65,7 @@ import Foundation
 /// password, which is refused rather than put in a URL. All values are strings.
 ///
 /// In the library's and p2's formats an unknown key is an error that names it.
-public struct ClientSettings: Sendable, Decodable, CustomStringConvertible {
+public struct SettingsFile: Sendable, Decodable, CustomStringConvertible {
     /// The three formats settings can be written in.
     public enum Format: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// The library's own: the RFCs' registered names.
@@ -210,7 +210,7 @@ public struct ClientSettings: Sendable, Decodable, CustomStringConvertible {
 
     /// The format, the configuration (without its secret) and the server.
     public var description: String {
-        "ClientSettings(\(format): \(configuration), server: \(server))"
+        "SettingsFile(\(format): \(configuration), server: \(server))"
     }
 
     // MARK: - Parsing
@@ -272,18 +272,18 @@ public struct ClientSettings: Sendable, Decodable, CustomStringConvertible {
 /// Typed reading of settings values: every error names the key and never shows a value.
 struct SettingsReader {
     let values: [String: JSONValue]
-    let format: ClientSettings.Format
+    let format: SettingsFile.Format
     /// Put before every key in messages (`provider.` for a nested object).
     var prefix = ""
 
-    init(values: [String: JSONValue], format: ClientSettings.Format, prefix: String = "") {
+    init(values: [String: JSONValue], format: SettingsFile.Format, prefix: String = "") {
         self.values = values
         self.format = format
         self.prefix = prefix
     }
 
     /// The key as messages show it.
-    func display(_ key: String) -> String { ClientSettings.quoted(prefix + key) }
+    func display(_ key: String) -> String { SettingsFile.quoted(prefix + key) }
 
     var keys: Set<String> { Set(values.keys) }
 
@@ -297,7 +297,7 @@ struct SettingsReader {
 
     func requiredString(_ key: String) throws(OAuth2Error) -> String {
         guard let text = try string(key), !text.isEmpty else {
-            throw ClientSettings.invalid("\(format) settings need \(display(key)).")
+            throw SettingsFile.invalid("\(format) settings need \(display(key)).")
         }
         return text
     }
@@ -357,7 +357,7 @@ struct SettingsReader {
 
     static func url(_ text: String, key: String, shownAs: String? = nil, endpoint: Bool) throws(OAuth2Error) -> URL {
         guard let url = URL(string: text), url.scheme != nil, !endpoint || url.host != nil else {
-            throw ClientSettings.invalid("\(shownAs ?? ClientSettings.quoted(key)) is not an absolute URL.")
+            throw SettingsFile.invalid("\(shownAs ?? SettingsFile.quoted(key)) is not an absolute URL.")
         }
         if endpoint { try EndpointPolicy.validate(url, name: key) }
         return url
@@ -368,10 +368,10 @@ struct SettingsReader {
         guard let unknown = keys.subtracting(known).sorted().first else { return }
         var message = "\(display(unknown)) is not a key of \(format) settings."
         if let hint = hint(unknown) { message += " " + hint }
-        throw ClientSettings.invalid(message)
+        throw SettingsFile.invalid(message)
     }
 
     func typeError(_ key: String, _ type: String) -> OAuth2Error {
-        ClientSettings.invalid("\(display(key)) must be \(type).")
+        SettingsFile.invalid("\(display(key)) must be \(type).")
     }
 }

@@ -7,7 +7,7 @@ import OAuth2Internals
 /// its RFC 7638 thumbprint is what a bound token's `cnf.jkt` names.
 ///
 /// One key per session: generate it at sign-in, keep it with the tokens (see
-/// ``StoredSession/dpopKey()``) and use the same key for every refresh and every resource
+/// ``StoredTokenSession/dpopKey()``) and use the same key for every refresh and every resource
 /// request, or the tokens stop working.
 ///
 /// ```swift

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 
 /// The latest DPoP nonce (RFC 9449 §8, §9) each server gave, by origin: shared by the copies
-/// of an ``OAuth2Client`` (and the ``Session``s using them), so that a nonce learnt by one
+/// of an ``OAuth2Client`` (and the ``TokenSession``s using them), so that a nonce learnt by one
 /// request goes into the next proof for the same server.
 ///
 /// A nonce is remembered from any response that carries a `DPoP-Nonce` header — an error

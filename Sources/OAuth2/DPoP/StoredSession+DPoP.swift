@@ -1,6 +1,6 @@
 import Foundation
 
-extension StoredSession {
+extension StoredTokenSession {
     /// The member of ``additionalFields`` that holds the session's DPoP key (a private JWK).
     public static let dpopKeyField = "dpop_key"
 

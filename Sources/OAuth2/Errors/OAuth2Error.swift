@@ -46,7 +46,7 @@ public struct OAuth2Error: Error, Sendable, CustomStringConvertible {
     /// For ``Code/signInRequired``: why the session cannot go on without a sign-in.
     public var signInReason: SignInReason?
 
-    /// Why a ``Session`` needs a new sign-in (``Code/signInRequired``).
+    /// Why a ``TokenSession`` needs a new sign-in (``Code/signInRequired``).
     public enum SignInReason: String, Sendable, Hashable {
         /// The store holds no tokens for the session.
         case noTokens
@@ -241,7 +241,7 @@ extension OAuth2Error {
         public static let tls: Code = "tls"
         /// The operation was cancelled.
         public static let cancelled: Code = "cancelled"
-        /// A ``Session`` has no usable grant: it has no tokens, no refresh token, or the
+        /// A ``TokenSession`` has no usable grant: it has no tokens, no refresh token, or the
         /// server refused its refresh token (then ``OAuth2Error/serverCode`` says how, and the
         /// session's tokens have been removed). The user has to sign in again.
         public static let signInRequired: Code = "sign_in_required"

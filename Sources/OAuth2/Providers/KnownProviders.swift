@@ -305,12 +305,12 @@ extension ProviderPreset {
             guard let unknown = Set(arguments.keys).subtracting(known).sorted().first else { return }
             throw .client(
                 .invalidConfiguration,
-                "\(ClientSettings.quoted("provider.\(unknown)")) is not an argument of the \(name) provider; it takes: \(known.isEmpty ? "no arguments" : known.sorted().joined(separator: ", ")).")
+                "\(SettingsFile.quoted("provider.\(unknown)")) is not an argument of the \(name) provider; it takes: \(known.isEmpty ? "no arguments" : known.sorted().joined(separator: ", ")).")
         }
         func optional(_ key: String) -> String? { arguments[key] ?? nil }
         func required(_ key: String) throws(OAuth2Error) -> String {
             guard let value = optional(key), !value.isEmpty else {
-                throw .client(.invalidConfiguration, "The \(name) provider needs \(ClientSettings.quoted("provider.\(key)")).")
+                throw .client(.invalidConfiguration, "The \(name) provider needs \(SettingsFile.quoted("provider.\(key)")).")
             }
             return value
         }
@@ -339,7 +339,7 @@ extension ProviderPreset {
         case "keycloak":
             try takes(["base_url", "realm"])
             guard let base = try url("base_url") else {
-                throw .client(.invalidConfiguration, "The keycloak provider needs \(ClientSettings.quoted("provider.base_url")).")
+                throw .client(.invalidConfiguration, "The keycloak provider needs \(SettingsFile.quoted("provider.base_url")).")
             }
             return try .keycloak(baseURL: base, realm: try required("realm"))
         case "gitlab":
@@ -357,7 +357,7 @@ extension ProviderPreset {
             try takes([])
             return .linkedIn
         default:
-            throw .client(.invalidConfiguration, "\(ClientSettings.quoted(name)) is not a known provider; known: \(knownNames.joined(separator: ", ")).")
+            throw .client(.invalidConfiguration, "\(SettingsFile.quoted(name)) is not a known provider; known: \(knownNames.joined(separator: ", ")).")
         }
     }
 }

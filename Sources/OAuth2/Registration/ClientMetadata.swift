@@ -5,7 +5,7 @@ import Foundation
 /// (RFC 7592 §2.2).
 ///
 /// ```swift
-/// var metadata = ClientMetadata(redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!])
+/// var metadata = RegistrationMetadata(redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!])
 /// metadata.clientName = "my tool"
 /// metadata.grantTypes = ["authorization_code", "refresh_token"]
 /// metadata.tokenEndpointAuthMethod = .clientSecretBasic
@@ -15,7 +15,7 @@ import Foundation
 /// Empty lists and `nil` members are not sent. Members the library does not model
 /// (`application_type`, `software_id`, a server's own) go in ``additionalMembers``; a
 /// member the type models wins over an additional member of the same name.
-public struct ClientMetadata: Sendable, Hashable {
+public struct RegistrationMetadata: Sendable, Hashable {
     /// `redirect_uris`
     public var redirectURIs: [URL]
     /// `grant_types` (`authorization_code`, `refresh_token`, `client_credentials`…); the
@@ -144,9 +144,9 @@ public struct ClientMetadata: Sendable, Hashable {
     /// Lenient where a real server deviates: Glewlwyd 2.7.5 answers a read (RFC 7592 §2.1)
     /// with `token_endpoint_auth_method` as an array of one method, which is read as that
     /// method. A modelled member of another type is an ``OAuth2Error/Code/invalidResponse``.
-    static func parse(_ members: [String: JSONValue]) throws(OAuth2Error) -> ClientMetadata {
+    static func parse(_ members: [String: JSONValue]) throws(OAuth2Error) -> RegistrationMetadata {
         let reader = Reader(members: members)
-        var metadata = ClientMetadata()
+        var metadata = RegistrationMetadata()
         metadata.redirectURIs = try reader.urls("redirect_uris")
         metadata.grantTypes = try reader.strings("grant_types")
         metadata.responseTypes = try reader.strings("response_types")

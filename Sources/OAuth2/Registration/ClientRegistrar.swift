@@ -11,7 +11,7 @@ import Logging
 ///
 /// ```swift
 /// let registrar = try await ClientRegistrar(server: .issuer(issuer))
-/// var metadata = ClientMetadata(redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!])
+/// var metadata = RegistrationMetadata(redirectURIs: [URL(string: "http://127.0.0.1:8400/callback")!])
 /// metadata.clientName = "my tool"
 /// let registration = try await registrar.register(metadata)
 /// try await store.saveRegistration(registration, issuer: registrar.issuer)   // secret and token in the store
@@ -73,7 +73,7 @@ public struct ClientRegistrar: Sendable {
         self.now = now
     }
 
-    /// The issuer the registrations of this server are stored under (as ``Session/key(for:account:)``
+    /// The issuer the registrations of this server are stored under (as ``TokenSession/key(for:account:)``
     /// names it): the metadata's `issuer`, else its registration endpoint.
     public var issuer: String {
         metadata.issuer ?? metadata.tokenEndpoint?.absoluteString ?? metadata.registrationEndpoint?.absoluteString ?? ""
@@ -85,13 +85,13 @@ public struct ClientRegistrar: Sendable {
     /// endpoint, with `initialAccessToken` as a Bearer token when the server requires one.
     ///
     /// - Throws: ``OAuth2Error/Code/missingEndpoint`` when the server has no registration
-    ///   endpoint; what ``ClientMetadata/validate()`` throws; the server's error, typed
+    ///   endpoint; what ``RegistrationMetadata/validate()`` throws; the server's error, typed
     ///   (``OAuth2Error/Code/invalidRedirectURI``, ``OAuth2Error/Code/invalidClientMetadata``,
     ///   ``OAuth2Error/Code/invalidSoftwareStatement``,
     ///   ``OAuth2Error/Code/unapprovedSoftwareStatement``; `invalid_token` for a missing or
     ///   refused initial access token); what ``ClientRegistration/parse(response:body:endpoint:management:now:)``
     ///   throws; transport errors.
-    public func register(_ client: ClientMetadata, initialAccessToken: String? = nil) async throws -> ClientRegistration {
+    public func register(_ client: RegistrationMetadata, initialAccessToken: String? = nil) async throws -> ClientRegistration {
         guard let endpoint = metadata.registrationEndpoint else {
             throw OAuth2Error.client(.missingEndpoint, "The server has no registration endpoint.")
         }
@@ -128,7 +128,7 @@ public struct ClientRegistrar: Sendable {
     /// token (django-oauth-toolkit does): save the returned registration, or lose access.
     ///
     /// - Throws: as ``read(_:)``; the server's `invalid_redirect_uri` or `invalid_client_metadata`.
-    public func update(_ registration: ClientRegistration, to metadata: ClientMetadata) async throws -> ClientRegistration {
+    public func update(_ registration: ClientRegistration, to metadata: RegistrationMetadata) async throws -> ClientRegistration {
         try metadata.validate()
         let (uri, token) = try Self.management(registration)
         var members = metadata.members
@@ -183,7 +183,7 @@ public struct ClientRegistrar: Sendable {
     /// - Throws: as ``register(_:initialAccessToken:)``; what the store throws.
     public func client(
         for configuration: ClientConfiguration,
-        registering client: ClientMetadata = ClientMetadata(),
+        registering client: RegistrationMetadata = RegistrationMetadata(),
         initialAccessToken: String? = nil,
         store: (any RegistrationStore)? = nil
     ) async throws -> (client: OAuth2Client, registration: ClientRegistration?) {

@@ -23,7 +23,7 @@ public struct ClientRegistration: Sendable, Hashable, CustomStringConvertible {
     public var registrationClientURI: URL?
     /// The metadata the server echoed (it may differ from what was sent: defaults filled in,
     /// values replaced).
-    public var metadata: ClientMetadata
+    public var metadata: RegistrationMetadata
 
     /// Creates a registration (to restore one kept elsewhere, or in tests).
     public init(
@@ -33,7 +33,7 @@ public struct ClientRegistration: Sendable, Hashable, CustomStringConvertible {
         clientSecretExpiresAt: Date? = nil,
         registrationAccessToken: String? = nil,
         registrationClientURI: URL? = nil,
-        metadata: ClientMetadata = ClientMetadata()
+        metadata: RegistrationMetadata = RegistrationMetadata()
     ) {
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -107,11 +107,11 @@ public struct ClientRegistration: Sendable, Hashable, CustomStringConvertible {
         guard let members else {
             throw .invalidResponse("The registration response is not a JSON object.", statusCode: response.status.code)
         }
-        let reader = ClientMetadata.Reader(members: members)
+        let reader = RegistrationMetadata.Reader(members: members)
         guard let clientID = try reader.string("client_id"), !clientID.isEmpty else {
             throw .invalidResponse("The registration response has no client_id.", statusCode: response.status.code)
         }
-        var registration = ClientRegistration(clientID: clientID, metadata: try ClientMetadata.parse(members))
+        var registration = ClientRegistration(clientID: clientID, metadata: try RegistrationMetadata.parse(members))
         registration.clientSecret = try reader.string("client_secret").flatMap { $0.isEmpty ? nil : $0 }
         registration.clientIDIssuedAt = try reader.date("client_id_issued_at")
         registration.clientSecretExpiresAt = try reader.date("client_secret_expires_at").flatMap { $0.timeIntervalSince1970 == 0 ? nil : $0 }

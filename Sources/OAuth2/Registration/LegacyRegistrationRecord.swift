@@ -1,7 +1,7 @@
 import Foundation
 
 /// How versions before the ``RegistrationStore`` kept a registration: as a
-/// ``StoredSession`` under the key (issuer, client id, `.registration`), its "access token"
+/// ``StoredTokenSession`` under the key (issuer, client id, `.registration`), its "access token"
 /// the registration access token (empty when the server issued none), the rest of the
 /// registration in its `registration` member (and, in 0.x, the client secret in a
 /// `client_secret` member beside it).
@@ -13,20 +13,20 @@ package enum LegacyRegistrationRecord {
     /// name cannot, so it never named a signed-in account.
     package static let account = ".registration"
 
-    /// The member of ``StoredSession/additionalFields`` that holds the registration.
+    /// The member of ``StoredTokenSession/additionalFields`` that holds the registration.
     package static let field = "registration"
 
     /// The key the record of `clientID` at `issuer` is stored under.
-    package static func key(issuer: String, clientID: String) -> SessionKey {
-        SessionKey(issuer: issuer, clientID: clientID, account: account)
+    package static func key(issuer: String, clientID: String) -> TokenSessionKey {
+        TokenSessionKey(issuer: issuer, clientID: clientID, account: account)
     }
 
     /// `registration` in the old format (for tests that need a record of an earlier version).
-    package static func session(_ registration: ClientRegistration, issuer: String, now: Date = Date()) -> StoredSession {
+    package static func session(_ registration: ClientRegistration, issuer: String, now: Date = Date()) -> StoredTokenSession {
         var members = registration.storedMembers
         members["client_id"] = nil
         members["registration_access_token"] = nil
-        return StoredSession(
+        return StoredTokenSession(
             key: key(issuer: issuer, clientID: registration.clientID),
             tokens: TokenSet(accessToken: registration.registrationAccessToken ?? "", tokenType: .bearer, issuedAt: now),
             updatedAt: now,
@@ -37,7 +37,7 @@ package enum LegacyRegistrationRecord {
     ///
     /// - Throws: ``TokenStoreError/Code/corrupt`` when the record holds no registration or a
     ///   member of the wrong type.
-    package static func registration(from stored: StoredSession) throws -> ClientRegistration {
+    package static func registration(from stored: StoredTokenSession) throws -> ClientRegistration {
         guard var members = stored.additionalFields[field]?.objectValue else {
             throw TokenStoreError.corrupt("the record of \(stored.key) holds no client registration")
         }

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import OAuth2Internals
 
-/// One renewal of a ``Session``, run in a task of its own under the store's exclusive lock: re-read
+/// One renewal of a ``TokenSession``, run in a task of its own under the store's exclusive lock: re-read
 /// the record, renew only if the stored token still needs it, save before returning.
 struct RenewalAttempt: Sendable {
     enum Outcome: Sendable {
@@ -17,13 +17,13 @@ struct RenewalAttempt: Sendable {
         case unavailable(OAuth2Error)
     }
 
-    let key: SessionKey
+    let key: TokenSessionKey
     /// The session's client, before its DPoP key is settled.
     let client: OAuth2Client
     /// The session's state, where a DPoP key stored with the record is adopted.
     let state: Locked<SessionState>
     let store: any TokenStore
-    let options: Session.Options
+    let options: TokenSession.Options
     /// The session's tokens when the renewal started.
     let memory: TokenSet?
     /// An access token that must not be returned (refused by a resource server, or forced).
@@ -36,10 +36,10 @@ struct RenewalAttempt: Sendable {
             // took them only once they were saved): a record that is gone now was removed
             // by a sign-out elsewhere (another replica or process). Renewing would bring it back.
             if stored == nil, memory != nil, case .refreshToken = options.renewal {
-                return .signedOut(Session.signedOutElsewhere)
+                return .signedOut(TokenSession.signedOutElsewhere)
             }
             // Tokens bound to a stored DPoP key are renewed with that key.
-            let dpopOptions = Session.adoptDPoP(stored, state: state, client: self.client)
+            let dpopOptions = TokenSession.adoptDPoP(stored, state: state, client: self.client)
             let client = self.client.withDPoP(dpopOptions)
             let newest = Self.newest(stored?.tokens, memory)
             if let newest, newest.accessToken != rejected,
@@ -51,7 +51,7 @@ struct RenewalAttempt: Sendable {
             switch options.renewal {
             case .refreshToken:
                 guard let newest else {
-                    return .unavailable(Session.noTokens)
+                    return .unavailable(TokenSession.noTokens)
                 }
                 guard newest.refreshToken != nil else {
                     var error = OAuth2Error(
@@ -72,7 +72,7 @@ struct RenewalAttempt: Sendable {
             case .clientCredentials(let scopes):
                 renewed = try await client.clientCredentials(scopes: scopes)
             }
-            var record = stored ?? StoredSession(key: key, tokens: renewed)
+            var record = stored ?? StoredTokenSession(key: key, tokens: renewed)
             record.tokens = renewed
             record.updatedAt = client.now()
             if let dpopKey = dpopOptions?.key { record.setDPoPKey(dpopKey) }

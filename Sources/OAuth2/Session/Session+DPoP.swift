@@ -7,7 +7,7 @@ import OAuth2Internals
 // renewals and requests keep using the key the tokens are bound to. The adopted options
 // live in the session's state (`SessionState.adoptedDPoP`), under its one lock.
 
-extension Session {
+extension TokenSession {
     /// The DPoP options in force: the adopted ones, else the client's.
     var currentDPoP: DPoPOptions? {
         state.withLock { $0.adoptedDPoP } ?? baseClient.configuration.dpop
@@ -17,7 +17,7 @@ extension Session {
     /// the options in force. A stored key that cannot be read is reported and ignored: the
     /// server will refuse the tokens, and a sign-in replaces them.
     @discardableResult
-    static func adoptDPoP(_ record: StoredSession?, state: Locked<SessionState>, client: OAuth2Client) -> DPoPOptions? {
+    static func adoptDPoP(_ record: StoredTokenSession?, state: Locked<SessionState>, client: OAuth2Client) -> DPoPOptions? {
         let own = client.configuration.dpop
         guard let record else { return state.withLock { $0.adoptedDPoP } ?? own }
         let stored: DPoPKey?

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 
-extension Session {
+extension TokenSession {
     /// `request` with the session's access token in its `Authorization` header, renewed
     /// first when it expires within the leeway. A DPoP-bound token goes as
     /// `Authorization: DPoP <token>` with a `DPoP` proof for this method and URL (with `ath`

@@ -7,7 +7,7 @@ import Logging
 // All of it runs under `SessionState`'s lock: the waiters of a burst
 // join, and later resume, in parallel.
 
-extension Session {
+extension TokenSession {
     /// Returns fresh tokens, renewing them in one shared flight if needed. `rejected` is an
     /// access token a resource server refused, or the current one for a forced renewal.
     func renew(rejecting rejected: String?) async throws -> TokenSet {

@@ -6,7 +6,7 @@ import Foundation
 // missed changes, the session's tokens are marked instead: its next caller renews, and the
 // renewal reads the record under the lock (no server request if it is fresh).
 
-extension Session {
+extension TokenSession {
     /// Starts observing the session's record, when the store can.
     func watchStore() {
         guard let watch, let store = store as? any TokenStoreChangeObserving else { return }
@@ -22,7 +22,7 @@ extension Session {
     /// meanwhile, decides instead; a store that cannot answer changes nothing.
     func reloadAfterChange() async {
         let epoch = state.withLock { $0.epoch }
-        let record: StoredSession?
+        let record: StoredTokenSession?
         do {
             record = try await store.load(key)
         } catch {

@@ -1,6 +1,6 @@
 import Foundation
 
-extension Session {
+extension TokenSession {
     /// Exchanges the session's access token (RFC 8693) for a token for another audience or
     /// resource — the usual step of a service that calls a downstream service on the
     /// signed-in user's behalf.

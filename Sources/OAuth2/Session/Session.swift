@@ -7,7 +7,7 @@ import OAuth2Internals
 ///
 /// ```swift
 /// let tokens = try await client.completeAuthorization(callbackURL: callback, request: request)
-/// let session = try await Session(client: client, tokens: tokens, store: store)
+/// let session = try await TokenSession(client: client, tokens: tokens, store: store)
 ///
 /// let (response, body) = try await session.perform(HTTPRequest(method: .get, url: api))
 /// ```
@@ -33,17 +33,17 @@ import OAuth2Internals
 /// it has been cancelled: abandoning it could lose a rotated refresh token. A cancelled
 /// caller stops waiting at once and the session keeps its previous tokens until the
 /// renewal completes.
-public final class Session: Sendable {
+public final class TokenSession: Sendable {
     /// Whose session this is: the client's issuer and client id, and the account.
-    public var key: SessionKey {
-        SessionKey(issuer: baseClient.sessionIssuer, clientID: baseClient.configuration.clientID, account: account)
+    public var key: TokenSessionKey {
+        TokenSessionKey(issuer: baseClient.sessionIssuer, clientID: baseClient.configuration.clientID, account: account)
     }
     /// The account within the client. The session keeps only this part of its ``key``: the
     /// issuer and the client id are its client's.
     let account: String
     /// The client that renews and revokes the tokens. With DPoP, its
     /// ``ClientConfiguration/dpop`` key is the one the session's tokens are bound to: the
-    /// key stored with them (``StoredSession/dpopKey()``) once the session has read its
+    /// key stored with them (``StoredTokenSession/dpopKey()``) once the session has read its
     /// record, else the key of the client it was created with.
     public var client: OAuth2Client {
         guard let adopted = state.withLock({ $0.adoptedDPoP }) else { return baseClient }
@@ -89,7 +89,7 @@ public final class Session: Sendable {
 
     /// Creates a session from the tokens of a sign-in, and saves them in `store` (replacing
     /// the tokens of any record of the same account; its other members are kept, but for
-    /// ``StoredSession/subject``).
+    /// ``StoredTokenSession/subject``).
     ///
     /// - Throws: what the store's `save` throws (the library's stores throw ``OAuth2Error``).
     public init(
@@ -114,9 +114,9 @@ public final class Session: Sendable {
     /// process cannot overwrite them with older ones), keeping the record's other members
     /// but its `subject`, which belongs to the previous sign-in, and its DPoP key, which
     /// becomes `dpopKey` (the key the new tokens are bound to, if any).
-    static func save(signedIn tokens: TokenSet, dpopKey: DPoPKey?, key: SessionKey, store: any TokenStore, now: Date) async throws {
+    static func save(signedIn tokens: TokenSet, dpopKey: DPoPKey?, key: TokenSessionKey, store: any TokenStore, now: Date) async throws {
         try await store.withExclusiveAccess(to: key) {
-            var record = try await store.load(key) ?? StoredSession(key: key, tokens: tokens)
+            var record = try await store.load(key) ?? StoredTokenSession(key: key, tokens: tokens)
             record.tokens = tokens
             record.subject = nil
             record.setDPoPKey(dpopKey)
@@ -137,8 +137,8 @@ public final class Session: Sendable {
         store: any TokenStore,
         account: String = "default",
         options: Options = Options()
-    ) async throws -> Session? {
-        let session = Session(client: client, store: store, account: account, options: options)
+    ) async throws -> TokenSession? {
+        let session = TokenSession(client: client, store: store, account: account, options: options)
         guard let record = try await store.load(session.key) else { return nil }
         Self.adoptDPoP(record, state: session.state, client: client)
         session.state.withLock { $0.current = .init(tokens: record.tokens, expiry: TokenExpiry(record.tokens, leeway: options.leeway)) }
@@ -146,8 +146,8 @@ public final class Session: Sendable {
     }
 
     /// The key a session of `client` for `account` is stored under.
-    public static func key(for client: OAuth2Client, account: String = "default") -> SessionKey {
-        SessionKey(issuer: client.sessionIssuer, clientID: client.configuration.clientID, account: account)
+    public static func key(for client: OAuth2Client, account: String = "default") -> TokenSessionKey {
+        TokenSessionKey(issuer: client.sessionIssuer, clientID: client.configuration.clientID, account: account)
     }
 
     deinit {
@@ -168,7 +168,7 @@ public final class Session: Sendable {
     /// A fresh token costs one lock and one clock read; concurrent callers during a renewal
     /// share one token request. When renewing fails transiently while the access token
     /// has not yet expired (only entered the leeway), that token is returned and the
-    /// failure is reported as ``SessionEvent/refreshFailed(_:)``.
+    /// failure is reported as ``TokenSessionEvent/refreshFailed(_:)``.
     ///
     /// - Throws: ``OAuth2Error/Code/signInRequired`` when there are no tokens, no refresh
     ///   token, or the server refused the refresh token (the tokens are then removed);
@@ -227,8 +227,8 @@ public final class Session: Sendable {
 
     /// A new stream of this session's events, from now on. The stream ends when the
     /// consumer stops iterating or the session goes away.
-    public func events() -> AsyncStream<SessionEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self)
+    public func events() -> AsyncStream<TokenSessionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: TokenSessionEvent.self)
         let id = state.withLock { state in
             state.nextSubscriberID &+= 1
             state.subscribers[state.nextSubscriberID] = continuation
@@ -243,7 +243,7 @@ public final class Session: Sendable {
     /// Makes `tokens` the session's outside a renewal (a sign-in, a sign-out): a renewal in
     /// flight will not overwrite them. Emits `event` in the same critical section, so that
     /// events arrive in the order the tokens changed.
-    func replaceTokens(_ tokens: TokenSet?, event: SessionEvent) {
+    func replaceTokens(_ tokens: TokenSet?, event: TokenSessionEvent) {
         let snapshot = tokens.map { SessionState.Snapshot(tokens: $0, expiry: TokenExpiry($0, leeway: options.leeway)) }
         state.withLock { state in
             state.epoch &+= 1

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A change of a ``Session``'s tokens, for an app that reacts to refreshes and sign-outs
+/// A change of a ``TokenSession``'s tokens, for an app that reacts to refreshes and sign-outs
 /// (update a UI, re-open a connection, show the sign-in screen).
 ///
 /// ```swift
@@ -11,8 +11,8 @@ import Foundation
 ///     }
 /// }
 /// ```
-public enum SessionEvent: Sendable, CustomStringConvertible {
-    /// The session has new tokens from a sign-in (``Session/signIn(_:)``).
+public enum TokenSessionEvent: Sendable, CustomStringConvertible {
+    /// The session has new tokens from a sign-in (``TokenSession/signIn(_:)``).
     case signedIn(TokenSet)
     /// The session's tokens were renewed: by this session, or by another session or
     /// process sharing the store (then they were read from the store).
@@ -21,7 +21,7 @@ public enum SessionEvent: Sendable, CustomStringConvertible {
     /// (``OAuth2Error/retryAfter`` says when to try again), or another error that is not a
     /// refused grant.
     case refreshFailed(OAuth2Error)
-    /// The session has no tokens any more: `nil` after ``Session/signOut(_:endSession:progress:)``
+    /// The session has no tokens any more: `nil` after ``TokenSession/signOut(_:endSession:progress:)``
     /// removed them, else the error that ended the grant (``OAuth2Error/Code/signInRequired``).
     case signedOut(OAuth2Error?)
 

@@ -1,7 +1,7 @@
 import Foundation
 
-extension Session {
-    /// How a ``Session`` keeps its tokens fresh and answers a refused token.
+extension TokenSession {
+    /// How a ``TokenSession`` keeps its tokens fresh and answers a refused token.
     public struct Options: Sendable {
         /// How long before its expiry an access token is renewed. Default 60 s.
         ///
@@ -22,7 +22,7 @@ extension Session {
         }
     }
 
-    /// How a ``Session`` gets new tokens when its access token expires or is refused.
+    /// How a ``TokenSession`` gets new tokens when its access token expires or is refused.
     public enum Renewal: Sendable, Hashable {
         /// Present the refresh token (RFC 6749 §6). Without one, or when the server refuses
         /// it, the user has to sign in again.

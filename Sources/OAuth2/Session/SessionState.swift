@@ -5,7 +5,7 @@ import OAuth2Internals
 /// renewal in flight with everyone waiting for it, the back-off after a transient failure,
 /// the epoch, the DPoP key read from the store, and the event subscribers.
 ///
-/// A lock, not an actor, so that the hot paths never hop: ``Session/freshTokens()`` on a
+/// A lock, not an actor, so that the hot paths never hop: ``TokenSession/freshTokens()`` on a
 /// fresh token is one lock and one clock read, and the callers of a burst join and leave the
 /// renewal in parallel instead of queueing. Every critical section is short and never
 /// suspends. One lock for all of it, not one per concern.
@@ -13,7 +13,7 @@ struct SessionState {
     struct Snapshot: Sendable {
         var tokens: TokenSet
         var expiry: TokenExpiry
-        /// `Bearer <access token>`, made by the first ``Session/authorize(_:)`` of these
+        /// `Bearer <access token>`, made by the first ``TokenSession/authorize(_:)`` of these
         /// tokens and reused by the next ones.
         var bearerHeader: String?
     }
@@ -30,7 +30,7 @@ struct SessionState {
         var epoch: UInt32
     }
 
-    /// One caller of ``Session/renew(rejecting:)`` that needs the renewal's answer, in
+    /// One caller of ``TokenSession/renew(rejecting:)`` that needs the renewal's answer, in
     /// ``waiters`` at index `id - firstWaiterID`.
     enum Slot {
         /// Has a place, not yet its continuation: between taking its id and suspending.
@@ -82,12 +82,12 @@ struct SessionState {
     final class RareParts: Sendable {
         let backoff: Backoff?
         let adoptedDPoP: DPoPOptions?
-        let subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation]
+        let subscribers: [UInt64: AsyncStream<TokenSessionEvent>.Continuation]
         let nextSubscriberID: UInt64
 
         init(
             backoff: Backoff?, adoptedDPoP: DPoPOptions?,
-            subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation], nextSubscriberID: UInt64
+            subscribers: [UInt64: AsyncStream<TokenSessionEvent>.Continuation], nextSubscriberID: UInt64
         ) {
             self.backoff = backoff
             self.adoptedDPoP = adoptedDPoP
@@ -99,7 +99,7 @@ struct SessionState {
     /// Replaces ``rareParts`` with these members (`nil` when all are empty).
     private mutating func setRareParts(
         backoff: Backoff?, adoptedDPoP: DPoPOptions?,
-        subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation], nextSubscriberID: UInt64
+        subscribers: [UInt64: AsyncStream<TokenSessionEvent>.Continuation], nextSubscriberID: UInt64
     ) {
         if backoff == nil, adoptedDPoP == nil, subscribers.isEmpty, nextSubscriberID == 0 {
             rareParts = nil
@@ -125,8 +125,8 @@ struct SessionState {
         set { setRareParts(backoff: backoff, adoptedDPoP: newValue, subscribers: subscribers, nextSubscriberID: nextSubscriberID) }
     }
 
-    /// The streams of ``Session/events()``, by id.
-    var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] {
+    /// The streams of ``TokenSession/events()``, by id.
+    var subscribers: [UInt64: AsyncStream<TokenSessionEvent>.Continuation] {
         get { rareParts?.subscribers ?? [:] }
         set { setRareParts(backoff: backoff, adoptedDPoP: adoptedDPoP, subscribers: newValue, nextSubscriberID: nextSubscriberID) }
     }
@@ -142,7 +142,7 @@ struct SessionState {
 
     /// Hands `event` to every subscriber; called under the lock so that events reach every
     /// subscriber in the order the tokens changed.
-    func emit(_ event: SessionEvent) {
+    func emit(_ event: TokenSessionEvent) {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 

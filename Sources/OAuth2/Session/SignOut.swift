@@ -1,35 +1,35 @@
 import Foundation
 
-/// What ``Session/signOut(_:endSession:progress:)`` does. The steps run in this order
+/// What ``TokenSession/signOut(_:endSession:progress:)`` does. The steps run in this order
 /// (OktaOidc's): revoke the access token, revoke the refresh token, build the end-session
 /// request, remove the tokens — the last only when no revocation failed, so that a failed
 /// sign-out can be tried again with the tokens it needs.
-public struct SignOutOptions: OptionSet, Sendable, Hashable, CustomStringConvertible {
+public struct SignOutSteps: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The option bits.
     public let rawValue: Int
     /// Creates options from their bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Revoke the access token (RFC 7009).
-    public static let revokeAccessToken = SignOutOptions(rawValue: 1 << 0)
+    public static let revokeAccessToken = SignOutSteps(rawValue: 1 << 0)
     /// Revoke the refresh token (RFC 7009); skipped when there is none.
-    public static let revokeRefreshToken = SignOutOptions(rawValue: 1 << 1)
+    public static let revokeRefreshToken = SignOutSteps(rawValue: 1 << 1)
     /// Build the RP-initiated logout request (OpenID Connect) for the front end to open.
-    public static let endSession = SignOutOptions(rawValue: 1 << 2)
+    public static let endSession = SignOutSteps(rawValue: 1 << 2)
     /// Remove the tokens from the store and from the session.
-    public static let removeFromStore = SignOutOptions(rawValue: 1 << 3)
+    public static let removeFromStore = SignOutSteps(rawValue: 1 << 3)
 
     /// Every step.
-    public static let all: SignOutOptions = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
+    public static let all: SignOutSteps = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
     /// Revoke both tokens and remove them; no end-session request.
-    public static let revokeAndRemove: SignOutOptions = [.revokeAccessToken, .revokeRefreshToken, .removeFromStore]
+    public static let revokeAndRemove: SignOutSteps = [.revokeAccessToken, .revokeRefreshToken, .removeFromStore]
 
     /// The steps, in the order they run.
-    static let ordered: [SignOutOptions] = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
+    static let ordered: [SignOutSteps] = [.revokeAccessToken, .revokeRefreshToken, .endSession, .removeFromStore]
 
     /// The steps' names, in the order they run.
     public var description: String {
-        let names: [(SignOutOptions, String)] = [
+        let names: [(SignOutSteps, String)] = [
             (.revokeAccessToken, "revokeAccessToken"), (.revokeRefreshToken, "revokeRefreshToken"),
             (.endSession, "endSession"), (.removeFromStore, "removeFromStore"),
         ]
@@ -65,13 +65,13 @@ public struct SignOutProgress: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The step: exactly one of the ``SignOutOptions``.
-    public var step: SignOutOptions
+    /// The step: exactly one of the ``SignOutSteps``.
+    public var step: SignOutSteps
     /// What became of it.
     public var outcome: Outcome
 
     /// Creates a progress report.
-    public init(step: SignOutOptions, outcome: Outcome) {
+    public init(step: SignOutSteps, outcome: Outcome) {
         self.step = step
         self.outcome = outcome
     }
@@ -94,10 +94,10 @@ public struct SignOutProgress: Sendable, CustomStringConvertible {
 public struct SignOutResult: Sendable {
     /// The steps that failed, or were not done because an earlier one failed; empty when
     /// the sign-out succeeded.
-    public var failed: SignOutOptions
+    public var failed: SignOutSteps
     /// Why each failed step failed, keyed by the step.
-    public var errors: [SignOutOptions: any Error]
-    /// The logout request for the front end to open, when ``SignOutOptions/endSession`` was
+    public var errors: [SignOutSteps: any Error]
+    /// The logout request for the front end to open, when ``SignOutSteps/endSession`` was
     /// asked for and succeeded.
     public var endSessionRequest: EndSessionRequest?
 
@@ -105,23 +105,23 @@ public struct SignOutResult: Sendable {
     public var succeeded: Bool { failed.isEmpty }
 }
 
-extension Session {
+extension TokenSession {
     /// Signs out: runs the steps of `options` in order, reporting each to `progress`, and
     /// says which failed. It never throws: every failure is in the result.
     ///
     /// The steps run under the store's exclusive lock, on the newest tokens (those in the
     /// store when another process renewed them). When a revocation fails the tokens are not
-    /// removed (the result lists ``SignOutOptions/removeFromStore`` as failed too), so the
+    /// removed (the result lists ``SignOutSteps/removeFromStore`` as failed too), so the
     /// sign-out can be tried again. After a removal the session has no tokens and reports
-    /// ``SessionEvent/signedOut(_:)`` with `nil`.
+    /// ``TokenSessionEvent/signedOut(_:)`` with `nil`.
     ///
     /// - Parameters:
-    ///   - options: the steps; ``SignOutOptions/all`` by default.
+    ///   - options: the steps; ``SignOutSteps/all`` by default.
     ///   - endSession: the end-session request's options; the ID token is added as
     ///     `id_token_hint` unless given.
     ///   - progress: called as each step starts and ends.
     public func signOut(
-        _ options: SignOutOptions = .all,
+        _ options: SignOutSteps = .all,
         endSession: EndSessionOptions = EndSessionOptions(),
         progress: (@Sendable (SignOutProgress) -> Void)? = nil
     ) async -> SignOutResult {
@@ -133,8 +133,8 @@ extension Session {
             result = try await store.withExclusiveAccess(to: key) { try await steps.run() }
         } catch {
             // The lock or the first read failed: no step ran.
-            var errors: [SignOutOptions: any Error] = [:]
-            for step in SignOutOptions.ordered where options.contains(step) {
+            var errors: [SignOutSteps: any Error] = [:]
+            for step in SignOutSteps.ordered where options.contains(step) {
                 errors[step] = error
                 progress?(SignOutProgress(step: step, outcome: .failed(error)))
             }

@@ -7,16 +7,16 @@ struct SignOutSteps: Sendable {
         var removed: Bool
     }
 
-    let key: SessionKey
+    let key: TokenSessionKey
     let client: OAuth2Client
     let store: any TokenStore
     let memory: TokenSet?
-    let options: SignOutOptions
+    let options: SignOutSteps
     let endSession: EndSessionOptions
     let progress: (@Sendable (SignOutProgress) -> Void)?
 
     /// The endpoint a network step talks to.
-    private func endpoint(for step: SignOutOptions) -> URL? {
+    private func endpoint(for step: SignOutSteps) -> URL? {
         step == .endSession ? client.metadata.endSessionEndpoint : client.metadata.revocationEndpoint
     }
 
@@ -26,7 +26,7 @@ struct SignOutSteps: Sendable {
         var result = SignOutResult(failed: [], errors: [:], endSessionRequest: nil)
         var removed = false
 
-        for step in SignOutOptions.ordered where options.contains(step) {
+        for step in SignOutSteps.ordered where options.contains(step) {
             progress?(SignOutProgress(step: step, outcome: .started))
             if step != .removeFromStore, endpoint(for: step) == nil {
                 // The server has no endpoint for the step: nothing to send, nothing failed.
@@ -56,8 +56,8 @@ struct SignOutSteps: Sendable {
                     result.endSessionRequest = try client.endSessionRequest(endSessionOptions)
                     outcome = .succeeded
                 default:  // .removeFromStore
-                    let revocations: SignOutOptions = [.revokeAccessToken, .revokeRefreshToken]
-                    if let failure = SignOutOptions.ordered.first(where: { revocations.contains($0) && result.failed.contains($0) }) {
+                    let revocations: SignOutSteps = [.revokeAccessToken, .revokeRefreshToken]
+                    if let failure = SignOutSteps.ordered.first(where: { revocations.contains($0) && result.failed.contains($0) }) {
                         let cause = result.errors[failure]
                         throw OAuth2Error(
                             (cause as? OAuth2Error)?.code ?? .invalidRequest, source: .client,

@@ -1,7 +1,7 @@
 import Foundation
 import OAuth2Internals
 
-/// A ``Session``'s link to a store that hears of changes made elsewhere
+/// A ``TokenSession``'s link to a store that hears of changes made elsewhere
 /// (``TokenStoreChangeObserving``): on each change, one reload of the record at a time, and
 /// one more if changes came in meanwhile; when changes may have been missed, a mark that makes
 /// the session read its record before it next answers.
@@ -16,7 +16,7 @@ final class StoreWatch: Sendable {
     /// Observes `key` in `store`; `reload` runs after each change (never twice at once),
     /// `revalidate` when changes may have been missed.
     func start(
-        _ store: any TokenStoreChangeObserving, key: SessionKey, reload: @escaping @Sendable () async -> Void,
+        _ store: any TokenStoreChangeObserving, key: TokenSessionKey, reload: @escaping @Sendable () async -> Void,
         revalidate: @escaping @Sendable () -> Void
     ) {
         let observation = store.observeChanges(of: key) { [weak self] change in

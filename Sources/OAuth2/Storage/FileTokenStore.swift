@@ -71,7 +71,7 @@ public final class FileTokenStore: TokenStore {
     /// The name of the document that holds `key`: a lowercase slug of account, issuer host
     /// and client ID, and 16 hex digits of a SHA-256 of the full key — for example
     /// `alice-id.example.com-cli-3f9c0d5e2b7a4f18.json`.
-    public static func fileName(for key: SessionKey) -> String {
+    public static func fileName(for key: TokenSessionKey) -> String {
         var hasher = SHA256()
         for part in [key.issuer, key.clientID, key.account] {
             hasher.update(data: Data("\(part.utf8.count):\(part);".utf8))
@@ -83,7 +83,7 @@ public final class FileTokenStore: TokenStore {
     }
 
     /// The file that holds `key`'s document.
-    public func fileURL(for key: SessionKey) -> URL {
+    public func fileURL(for key: TokenSessionKey) -> URL {
         directory.appendingPathComponent(Self.fileName(for: key))
     }
 
@@ -101,7 +101,7 @@ public final class FileTokenStore: TokenStore {
     ///   ``TokenStoreError/Code/unencrypted`` (a plain document in a store that encrypts;
     ///   left in place), ``TokenStoreError/Code/conflict`` (the file holds another key), or
     ///   ``TokenStoreError/Code/io``.
-    public func load(_ key: SessionKey) async throws -> StoredSession? {
+    public func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? {
         let path = fileURL(for: key).path
         guard let file = try await readDocument(path), case .document(let document, _) = file.content else { return nil }
         guard document.session.key == key else {
@@ -124,7 +124,7 @@ public final class FileTokenStore: TokenStore {
     ///   would write; left in place),
     ///   ``TokenStoreError/Code/conflict``, or ``TokenStoreError/Code/io`` (the previous
     ///   document is then still in place).
-    public func save(_ session: StoredSession) async throws {
+    public func save(_ session: StoredTokenSession) async throws {
         let path = fileURL(for: session.key).path
         try await locks.lock(writeLockPath(path)).withLock {
             try await BlockingIO.run {
@@ -186,7 +186,7 @@ public final class FileTokenStore: TokenStore {
     /// processes in.
     ///
     /// - Throws: ``TokenStoreError/Code/io`` when the file cannot be removed.
-    public func remove(_ key: SessionKey) async throws {
+    public func remove(_ key: TokenSessionKey) async throws {
         let path = fileURL(for: key).path
         try await locks.lock(writeLockPath(path)).withLock {
             try await BlockingIO.run { try PosixFile.remove(path) }
@@ -198,11 +198,11 @@ public final class FileTokenStore: TokenStore {
     ///
     /// - Throws: the first ``TokenStoreError`` a document gives, as ``load(_:)`` does — a
     ///   corrupt document is moved aside first, so the next call lists the others.
-    public func list() async throws -> [SessionKey] {
+    public func list() async throws -> [TokenSessionKey] {
         let names = try await BlockingIO.run { [directoryPath] in
             try PosixFile.list(directoryPath).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
         }
-        var keys: [SessionKey] = []
+        var keys: [TokenSessionKey] = []
         for name in names {
             let path = directoryPath + "/" + name
             guard let file = try await readDocument(path), case .document(let document, _) = file.content else { continue }
@@ -221,7 +221,7 @@ public final class FileTokenStore: TokenStore {
     /// - Throws: ``TokenStoreError/Code/io`` when the lock file cannot be opened,
     ///   `CancellationError`, or what `body` throws.
     public func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         let path = directoryPath + "/." + Self.fileName(for: key).dropLast(".json".count) + ".access.lock"
         return try await locks.lock(path).withLock(body)

@@ -32,7 +32,7 @@ public final class KeychainTokenStore: TokenStore {
     /// - Throws: ``TokenStoreError``: ``TokenStoreError/Code/corrupt`` or
     ///   ``TokenStoreError/Code/unsupportedVersion`` for an unreadable item (left in place),
     ///   ``TokenStoreError/Code/backend`` with the `OSStatus` otherwise.
-    public func load(_ key: SessionKey) async throws -> StoredSession? {
+    public func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? {
         guard let data = try await copyData(key) else { return nil }
         return try TokenDocument(data: data).session
     }
@@ -41,7 +41,7 @@ public final class KeychainTokenStore: TokenStore {
     ///
     /// - Throws: ``TokenStoreError/Code/unsupportedVersion`` when the item in place comes
     ///   from a newer, incompatible version; ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func save(_ session: StoredSession) async throws {
+    public func save(_ session: StoredTokenSession) async throws {
         var document = TokenDocument(session: session)
         if let existing = try await copyData(session.key) {
             do {
@@ -70,7 +70,7 @@ public final class KeychainTokenStore: TokenStore {
     /// Deletes the item for `key`; a missing item is not an error.
     ///
     /// - Throws: ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func remove(_ key: SessionKey) async throws {
+    public func remove(_ key: TokenSessionKey) async throws {
         let account = Self.account(key)
         try await run { [self] in
             let status = SecItemDelete(query(account) as CFDictionary)
@@ -81,7 +81,7 @@ public final class KeychainTokenStore: TokenStore {
     /// The keys of every item of ``service``, sorted.
     ///
     /// - Throws: ``TokenStoreError/Code/backend`` with the `OSStatus`.
-    public func list() async throws -> [SessionKey] {
+    public func list() async throws -> [TokenSessionKey] {
         let accounts: [String] = try await run { [self] in
             var search = query(nil)
             search[kSecReturnAttributes as String] = true
@@ -101,7 +101,7 @@ public final class KeychainTokenStore: TokenStore {
     ///
     /// - Throws: `CancellationError`, or what `body` throws.
     public func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         try await locks.asyncLock(Self.account(key)).withLock(body)
     }
@@ -118,7 +118,7 @@ public final class KeychainTokenStore: TokenStore {
         return query
     }
 
-    private func copyData(_ key: SessionKey) async throws -> Data? {
+    private func copyData(_ key: TokenSessionKey) async throws -> Data? {
         let account = Self.account(key)
         return try await run { [self] in
             var search = query(account)
@@ -142,18 +142,18 @@ public final class KeychainTokenStore: TokenStore {
         throw TokenStoreError(.backend, "Keychain error while \(operation)", systemError: status)
     }
 
-    private static func account(_ key: SessionKey) -> String {
+    private static func account(_ key: TokenSessionKey) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes
         let data = (try? encoder.encode([key.issuer, key.clientID, key.account])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func key(fromAccount account: String) -> SessionKey? {
+    private static func key(fromAccount account: String) -> TokenSessionKey? {
         guard let parts = try? JSONDecoder().decode([String].self, from: Data(account.utf8)), parts.count == 3 else {
             return nil
         }
-        return SessionKey(issuer: parts[0], clientID: parts[1], account: parts[2])
+        return TokenSessionKey(issuer: parts[0], clientID: parts[1], account: parts[2])
     }
 }
 #endif

@@ -5,18 +5,18 @@ import OAuth2Internals
 /// memory, for the life of the process.
 public actor MemoryTokenStore: TokenStore {
     /// A record behind a reference: a dictionary keeps more buckets than entries, and an
-    /// empty bucket costs the size of its value — a reference, not a whole `StoredSession`.
+    /// empty bucket costs the size of its value — a reference, not a whole `StoredTokenSession`.
     private final class Record: Sendable {
-        let session: StoredSession
-        init(_ session: StoredSession) { self.session = session }
+        let session: StoredTokenSession
+        init(_ session: StoredTokenSession) { self.session = session }
     }
 
-    /// The issuer and client id of a ``SessionKey``: one group of records.
+    /// The issuer and client id of a ``TokenSessionKey``: one group of records.
     private struct Client: Hashable {
         let issuer: String
         let clientID: String
 
-        init(_ key: SessionKey) {
+        init(_ key: TokenSessionKey) {
             issuer = key.issuer
             clientID = key.clientID
         }
@@ -29,7 +29,7 @@ public actor MemoryTokenStore: TokenStore {
     /// The lock of each key that some task holds or waits for, with the number of those
     /// tasks; a key's lock is dropped when the last one leaves, so that a store of many
     /// sessions keeps no lock per session.
-    private var locks: [SessionKey: (lock: AsyncLock, users: Int)] = [:]
+    private var locks: [TokenSessionKey: (lock: AsyncLock, users: Int)] = [:]
     /// The client registrations (``RegistrationStore``), by issuer and client id.
     var registrations: [String: [String: ClientRegistration]] = [:]
 
@@ -37,23 +37,23 @@ public actor MemoryTokenStore: TokenStore {
     public init() {}
 
     /// The record for `key`.
-    public func load(_ key: SessionKey) -> StoredSession? { sessions[Client(key)]?[key.account]?.session }
+    public func load(_ key: TokenSessionKey) -> StoredTokenSession? { sessions[Client(key)]?[key.account]?.session }
 
     /// Keeps `session`.
-    public func save(_ session: StoredSession) {
+    public func save(_ session: StoredTokenSession) {
         // In place: the client's dictionary is not copied.
         sessions[Client(session.key), default: [:]][session.key.account] = Record(session)
     }
 
     /// Forgets the record for `key`.
-    public func remove(_ key: SessionKey) {
+    public func remove(_ key: TokenSessionKey) {
         let client = Client(key)
         guard sessions[client]?.removeValue(forKey: key.account) != nil else { return }
         if sessions[client]?.isEmpty == true { sessions[client] = nil }
     }
 
     /// The keys of every record, sorted.
-    public func list() -> [SessionKey] {
+    public func list() -> [TokenSessionKey] {
         sessions.values.flatMap { $0.values.map(\.session.key) }
             .sorted { ($0.issuer, $0.clientID, $0.account) < ($1.issuer, $1.clientID, $1.account) }
     }
@@ -63,7 +63,7 @@ public actor MemoryTokenStore: TokenStore {
 
     /// Runs `body` holding this process's lock for `key`.
     public func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T {
         let lock = checkOut(key)
         defer { checkIn(key) }
@@ -71,7 +71,7 @@ public actor MemoryTokenStore: TokenStore {
     }
 
     /// The lock of `key`, counting the caller among its users.
-    private func checkOut(_ key: SessionKey) -> AsyncLock {
+    private func checkOut(_ key: TokenSessionKey) -> AsyncLock {
         if let entry = locks[key] {
             locks[key] = (entry.lock, entry.users + 1)
             return entry.lock
@@ -82,7 +82,7 @@ public actor MemoryTokenStore: TokenStore {
     }
 
     /// The caller no longer holds or waits for the lock of `key`.
-    private func checkIn(_ key: SessionKey) {
+    private func checkIn(_ key: TokenSessionKey) {
         guard let entry = locks[key] else { return }
         locks[key] = entry.users > 1 ? (entry.lock, entry.users - 1) : nil
     }

@@ -21,7 +21,7 @@ import Foundation
 /// `registration` holds the members of the registration response (RFC 7591 §3.2.1): the
 /// metadata the server recorded, the client secret and the registration access token.
 /// Members this version does not know are kept: at the top level in ``additionalFields``,
-/// inside `registration` among the metadata's ``ClientMetadata/additionalMembers``.
+/// inside `registration` among the metadata's ``RegistrationMetadata/additionalMembers``.
 ///
 /// A document from a newer version is read when it declares, in `compatible_version`, that
 /// a version-1 reader may read and rewrite it. Otherwise reading it throws
@@ -151,11 +151,11 @@ extension ClientRegistration {
     /// - Throws: ``OAuth2Error/Code/invalidResponse`` for a missing or empty `client_id` or a
     ///   member of the wrong type.
     package init(storedMembers members: [String: JSONValue]) throws(OAuth2Error) {
-        let reader = ClientMetadata.Reader(members: members)
+        let reader = RegistrationMetadata.Reader(members: members)
         guard let clientID = try reader.string("client_id"), !clientID.isEmpty else {
             throw .invalidResponse("The stored registration has no client_id.")
         }
-        self.init(clientID: clientID, metadata: try ClientMetadata.parse(members))
+        self.init(clientID: clientID, metadata: try RegistrationMetadata.parse(members))
         clientSecret = try reader.string("client_secret")
         registrationAccessToken = try reader.string("registration_access_token")
         registrationClientURI = try reader.url("registration_client_uri")

@@ -3,7 +3,7 @@ import Foundation
 /// Names one signed-in identity: the issuer, the client and the account (OktaOidc's
 /// composite key). Several sessions — accounts, tenants, clients — live side by side in
 /// one store under different keys.
-public struct SessionKey: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct TokenSessionKey: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The authorization server's issuer identifier.
     public var issuer: String
     /// The client identifier.

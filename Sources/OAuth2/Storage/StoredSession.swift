@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Members this version does not know (written by a newer one) are kept in
 /// ``additionalFields`` and written back unchanged.
-public struct StoredSession: Sendable, Hashable, Codable {
+public struct StoredTokenSession: Sendable, Hashable, Codable {
     /// Whose session this is.
-    public var key: SessionKey
+    public var key: TokenSessionKey
     /// The current tokens.
     public var tokens: TokenSet
     /// The `sub` of the first ID token, which every later ID token must repeat
@@ -21,7 +21,7 @@ public struct StoredSession: Sendable, Hashable, Codable {
 
     /// Creates a record.
     public init(
-        key: SessionKey,
+        key: TokenSessionKey,
         tokens: TokenSet,
         subject: String? = nil,
         updatedAt: Date = Date(),

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The JSON document in which the persistent stores keep one ``StoredSession``: a
+/// The JSON document in which the persistent stores keep one ``StoredTokenSession``: a
 /// versioned envelope that keeps every member it does not know.
 ///
 /// Version 2, the one this library writes:
@@ -21,7 +21,7 @@ import Foundation
 /// Dates are seconds since 1970, as JSON numbers: a date reads back within a microsecond
 /// of the one written (exactly, for whole seconds). Members this version does not know are kept where they
 /// were found — at the top level in ``additionalFields``, in `session` in
-/// ``StoredSession/additionalFields``, in `tokens` in ``TokenSet/additionalFields`` — and
+/// ``StoredTokenSession/additionalFields``, in `tokens` in ``TokenSet/additionalFields`` — and
 /// written back unchanged. One that bears the name of a member the document itself uses
 /// (a server's `issued_at` among a token response's members, say) is kept inside a
 /// `shadowed_members` object at the same level, and read back from there.
@@ -31,7 +31,7 @@ import Foundation
 /// `scope` as a space-separated string, `expires_at`), `obtained_at`, `sub`,
 /// `client_secret`, and the key as `issuer`, `client_id` and `account`; it has no
 /// `version` member, or `"version": 1`. It is read, and written back as version 2 (its
-/// `client_secret` as a member of `session` in ``StoredSession/additionalFields``).
+/// `client_secret` as a member of `session` in ``StoredTokenSession/additionalFields``).
 ///
 /// A document from a newer version is read when it declares, in `compatible_version`,
 /// that a version-2 reader may read and rewrite it; it then keeps its version number and
@@ -41,7 +41,7 @@ package struct TokenDocument: Sendable, Hashable {
     public static let currentVersion = 2
 
     /// The session the document holds.
-    public var session: StoredSession
+    public var session: StoredTokenSession
     /// The schema version the document was read in (``currentVersion`` for a new one).
     public private(set) var version: Int
     /// The oldest schema version that may read and rewrite the document, as a newer
@@ -55,7 +55,7 @@ package struct TokenDocument: Sendable, Hashable {
     public var isLegacy: Bool { version < Self.currentVersion }
 
     /// A new document in the current version.
-    public init(session: StoredSession, additionalFields: [String: JSONValue] = [:]) {
+    public init(session: StoredTokenSession, additionalFields: [String: JSONValue] = [:]) {
         self.session = session
         self.version = Self.currentVersion
         self.compatibleVersion = nil
@@ -147,7 +147,7 @@ package struct TokenDocument: Sendable, Hashable {
         return object
     }
 
-    private static func encodeSession(_ session: StoredSession) -> [String: JSONValue] {
+    private static func encodeSession(_ session: StoredTokenSession) -> [String: JSONValue] {
         let tokens = session.tokens
         var tokenObject = unshadowed(tokens.additionalFields, reserved: tokenMembers)
         tokenObject["access_token"] = .string(tokens.accessToken)
@@ -166,9 +166,9 @@ package struct TokenDocument: Sendable, Hashable {
         return object
     }
 
-    private static func decodeVersion2(_ top: inout Members) throws -> StoredSession {
+    private static func decodeVersion2(_ top: inout Members) throws -> StoredTokenSession {
         var keyMembers = try top.object("key")
-        let key = SessionKey(
+        let key = TokenSessionKey(
             issuer: try keyMembers.requiredString("issuer"),
             clientID: try keyMembers.requiredString("client_id"),
             account: try keyMembers.requiredString("account"))
@@ -196,7 +196,7 @@ package struct TokenDocument: Sendable, Hashable {
             issuedAt: try tokenMembers.requiredDate("issued_at"),
             serverDate: try tokenMembers.date("server_date"),
             additionalFields: try tokenMembers.remainder())
-        return StoredSession(
+        return StoredTokenSession(
             key: key,
             tokens: tokens,
             subject: try members.string("subject"),
@@ -206,8 +206,8 @@ package struct TokenDocument: Sendable, Hashable {
 
     // MARK: - Version 1
 
-    private static func decodeVersion1(_ flat: inout Members) throws -> StoredSession {
-        let key = SessionKey(
+    private static func decodeVersion1(_ flat: inout Members) throws -> StoredTokenSession {
+        let key = TokenSessionKey(
             issuer: try flat.requiredString("issuer"),
             clientID: try flat.requiredString("client_id"),
             account: try flat.string("account") ?? "default")
@@ -221,7 +221,7 @@ package struct TokenDocument: Sendable, Hashable {
         let subject = try flat.string("sub")
         let clientSecret = try flat.string("client_secret")
         let now = Date()
-        return StoredSession(
+        return StoredTokenSession(
             key: key,
             tokens: TokenSet(
                 accessToken: accessToken, tokenType: tokenType, refreshToken: refreshToken, idToken: idToken,

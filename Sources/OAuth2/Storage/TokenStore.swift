@@ -12,13 +12,13 @@ import Foundation
 /// write leaves the previous one in place. Stores throw ``TokenStoreError``.
 public protocol TokenStore: Sendable {
     /// The record for `key`, or `nil` when there is none.
-    func load(_ key: SessionKey) async throws -> StoredSession?
+    func load(_ key: TokenSessionKey) async throws -> StoredTokenSession?
     /// Writes `session` under `session.key`, replacing any previous record.
-    func save(_ session: StoredSession) async throws
+    func save(_ session: StoredTokenSession) async throws
     /// Removes the record for `key`; removing a missing record is not an error.
-    func remove(_ key: SessionKey) async throws
+    func remove(_ key: TokenSessionKey) async throws
     /// The keys of every stored session.
-    func list() async throws -> [SessionKey]
+    func list() async throws -> [TokenSessionKey]
     /// Runs `body` while holding the store's exclusive lock for `key`, so that a
     /// read-refresh-write sequence runs once at a time — across processes, for stores
     /// that several processes share.
@@ -28,6 +28,6 @@ public protocol TokenStore: Sendable {
     /// waits forever). Cancelling the task while it waits for the lock ends the wait with
     /// `CancellationError`.
     func withExclusiveAccess<T: Sendable>(
-        to key: SessionKey, _ body: @Sendable () async throws -> T
+        to key: TokenSessionKey, _ body: @Sendable () async throws -> T
     ) async throws -> T
 }

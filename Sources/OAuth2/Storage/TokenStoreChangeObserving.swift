@@ -4,9 +4,9 @@ import OAuth2Internals
 /// A ``TokenStore`` that other processes or replicas change too, and that hears of their
 /// changes — the PostgreSQL store of `OAuth2Postgres`, through `LISTEN`/`NOTIFY`.
 ///
-/// A ``Session`` on such a store reads its record again whenever it changed elsewhere: tokens
-/// another replica renewed are adopted (``SessionEvent/refreshed(_:)``), and a record another
-/// replica removed signs this session out too (``SessionEvent/signedOut(_:)`` with
+/// A ``TokenSession`` on such a store reads its record again whenever it changed elsewhere: tokens
+/// another replica renewed are adopted (``TokenSessionEvent/refreshed(_:)``), and a record another
+/// replica removed signs this session out too (``TokenSessionEvent/signedOut(_:)`` with
 /// ``OAuth2Error/SignInReason/signedOutElsewhere``; its callers then get
 /// ``OAuth2Error/Code/signInRequired``).
 ///
@@ -20,7 +20,7 @@ public protocol TokenStoreChangeObserving: TokenStore {
     /// ``TokenStoreChange/changesMayHaveBeenMissed`` whenever the store may have missed
     /// changes, until the returned observation is cancelled or released. `handler` must
     /// return quickly: it runs on the store's notification path.
-    func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation
+    func observeChanges(of key: TokenSessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation
 }
 
 /// What a ``TokenStoreChangeObserving`` store tells the observers of a record.

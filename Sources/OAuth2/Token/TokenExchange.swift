@@ -200,7 +200,7 @@ public struct TokenExchangeRequest: Sendable, Hashable, CustomStringConvertible 
 /// ``issuedToken`` here, and ``issuedTokenType`` says what it is. ``tokenType`` is how it
 /// is used: `Bearer` or `DPoP` for an access token, `N_A` for a token that is not one.
 /// ``tokenSet`` is the answer as a ``TokenSet`` when the issued token is an access token
-/// (to make a ``Session`` of it, or call an API).
+/// (to make a ``TokenSession`` of it, or call an API).
 ///
 /// Its `description` never shows a token.
 public struct TokenExchangeResponse: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,

@@ -63,7 +63,7 @@ public struct TokenSet: Sendable, Hashable, Codable, CustomStringConvertible, Cu
     public var issuedAt: Date
     /// The server's clock when it answered: the token response's `Date` header, if it sent
     /// one. `serverDate - issuedAt` is the server's clock skew (to within a second), which a
-    /// ``Session`` uses to read expiry times written in the server's clock.
+    /// ``TokenSession`` uses to read expiry times written in the server's clock.
     public var serverDate: Date?
     /// Every other member of the token response (`refresh_expires_in`, `issued_token_type`…).
     public var additionalFields: [String: JSONValue]

@@ -23,7 +23,7 @@ public enum RequestKind: String, Sendable, Hashable, CaseIterable {
     case registration
     /// The JWKS document.
     case jwks
-    /// A request to a resource server (an API), sent by a ``Session`` with the access token.
+    /// A request to a resource server (an API), sent by a ``TokenSession`` with the access token.
     case resource
 }
 

@@ -13,7 +13,7 @@ import Foundation
 /// gets the outcome of the latest attempt that completed (a reset, a 503), not a bare timeout.
 ///
 /// A token request is never repeated: a refresh whose answer was lost may already have
-/// rotated the refresh token. A ``Session`` reports the transient error, keeps its tokens,
+/// rotated the refresh token. A ``TokenSession`` reports the transient error, keeps its tokens,
 /// and re-reads its store before the next renewal. Requests to resource servers are not
 /// repeated either: the library cannot know that your API's calls are idempotent.
 public struct RetryPolicy: Sendable, Hashable {

@@ -48,7 +48,7 @@ struct DemoCommand: AsyncParsableCommand {
         let subject = tokens.idTokenClaims?.subject ?? "?"
         step(2, "login", "code + PKCE (S256) through a loopback listener; state, iss and the ID token (signature, nonce, aud, exp) verified; sub \(subject)")
 
-        let session = try await Session(client: client, tokens: tokens, store: MemoryTokenStore())
+        let session = try await TokenSession(client: client, tokens: tokens, store: MemoryTokenStore())
         let token = try await session.freshAccessToken()
         guard token == tokens.accessToken else { throw CLIError(.refused, "demo: a fresh token was not reused") }
         step(3, "token", "a valid access token is served from the session without a request")

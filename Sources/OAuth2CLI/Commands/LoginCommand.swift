@@ -170,7 +170,7 @@ struct LoginCommand: AsyncParsableCommand {
         let store = try context.tokenStore(kind)
         var configuration = ClientConfiguration(clientID: "", scopes: scopes)
         configuration.additionalParameters[.authorization] = parameters.isEmpty ? nil : parameters
-        let metadata = ClientMetadata(
+        let metadata = RegistrationMetadata(
             tokenEndpointAuthMethod: auth.method.map(ClientAuthenticationMethod.init(rawValue:)), clientName: "oauth2 CLI (\(context.profileName))")
         let (port, path) = try redirectURI.map(Self.loopback) ?? (0, "/callback")
         let signIn = LoopbackSignIn(port: port, callbackPath: path, timeout: .seconds(timeout), browser: noBrowser ? .none : .system)

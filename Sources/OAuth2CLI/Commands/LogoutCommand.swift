@@ -22,7 +22,7 @@ struct LogoutCommand: AsyncParsableCommand {
     func run() async throws {
         let (profile, session) = try await Context(global).session()
         let idToken = session.tokens?.idToken
-        var steps: SignOutOptions = [.removeFromStore]
+        var steps: SignOutSteps = [.removeFromStore]
         if !noRevoke { steps.formUnion([.revokeAccessToken, .revokeRefreshToken]) }
         let result = await session.signOut(steps) { progress in
             switch progress.outcome {

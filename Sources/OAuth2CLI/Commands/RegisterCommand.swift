@@ -57,7 +57,7 @@ struct RegisterCommand: AsyncParsableCommand {
         let scopes = scope.split(separator: " ").map(String.init)
         var redirects = redirectURIs
         if redirects.isEmpty { redirects = [try await Self.freeLoopbackRedirect()] }
-        var metadata = ClientMetadata(
+        var metadata = RegistrationMetadata(
             redirectURIs: redirects.compactMap(URL.init(string:)),
             grantTypes: grantTypes.isEmpty ? ["authorization_code", "refresh_token"] : grantTypes,
             responseTypes: ["code"],

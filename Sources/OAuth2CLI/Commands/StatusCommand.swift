@@ -20,7 +20,7 @@ struct StatusCommand: AsyncParsableCommand {
                 "store": .string((global.store ?? profile.store).rawValue),
             ]
             if let issuer = profile.issuer ?? profile.tokenEndpoint { entry["issuer"] = .string(issuer) }
-            let key = SessionKey(issuer: profile.issuer ?? profile.tokenEndpoint ?? "", clientID: profile.clientID, account: name)
+            let key = TokenSessionKey(issuer: profile.issuer ?? profile.tokenEndpoint ?? "", clientID: profile.clientID, account: name)
             do {
                 if let record = try await context.tokenStore(global.store ?? profile.store).load(key) {
                     entry["signed_in"] = true

@@ -10,7 +10,7 @@ public struct WebSessionRecord: Sendable, Hashable, Codable {
     /// The SHA-256 of the cookie's session id, base64url: the store's key.
     public var idHash: String
     /// The account under which the tokens are kept in the token store (a random handle, not
-    /// derived from the cookie): `Session(client:store:account:)` reads them.
+    /// derived from the cookie): `TokenSession(client:store:account:)` reads them.
     public var account: String
     /// The issuer that signed the user in.
     public var issuer: String
@@ -89,7 +89,7 @@ public struct PendingSignIn: Sendable, Hashable, Codable {
 /// logout on one ends it on all.
 ///
 /// The tokens themselves are not here: they live in a `TokenStore` under
-/// ``WebSessionRecord/account``, where a `Session` refreshes them (single-flight, across
+/// ``WebSessionRecord/account``, where a `TokenSession` refreshes them (single-flight, across
 /// replicas with a shared store).
 public protocol WebSessionStore: Sendable {
     /// The session stored under `idHash`, if it has not expired at `now` (`idleLifetime`

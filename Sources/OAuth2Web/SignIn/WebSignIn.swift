@@ -51,8 +51,8 @@ public struct WebSignIn: Sendable {
     public let sessions: any WebSessionStore
     /// Where the users' tokens are kept (one record per session).
     public let tokens: any TokenStore
-    /// The options of each user's token `Session`.
-    public let sessionOptions: Session.Options
+    /// The options of each user's token `TokenSession`.
+    public let sessionOptions: TokenSession.Options
     private let backChannel: BackChannelLogoutEndpoint?
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -84,7 +84,7 @@ public struct WebSignIn: Sendable {
     public init(
         client: OAuth2Client, configuration: WebSignInConfiguration,
         sessions: any WebSessionStore = MemoryWebSessionStore(), tokens: any TokenStore = MemoryTokenStore(),
-        replayStore: any ReplayStore = MemoryReplayStore(), sessionOptions: Session.Options = Session.Options(),
+        replayStore: any ReplayStore = MemoryReplayStore(), sessionOptions: TokenSession.Options = TokenSession.Options(),
         logger: Logger = Logger(label: "swift-oauth2.web-sign-in"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.client = client
@@ -228,7 +228,7 @@ public struct WebSignIn: Sendable {
             scopes: tokenSet.scopes ?? pending.request.scopes, csrfToken: SecureRandom.token(),
             createdAt: now, lastSeenAt: now, absoluteExpiry: now.addingTimeInterval(configuration.absoluteLifetime))
         do {
-            _ = try await Session(client: client, tokens: tokenSet, store: tokens, account: record.account, options: sessionOptions)
+            _ = try await TokenSession(client: client, tokens: tokenSet, store: tokens, account: record.account, options: sessionOptions)
             try await sessions.save(record)
         } catch {
             return unavailable(error)
@@ -491,10 +491,10 @@ public struct WebSignIn: Sendable {
         for record in records { try await tokens.remove(tokenKey(record.account)) }
     }
 
-    func tokenKey(_ account: String) -> SessionKey { Session.key(for: client, account: account) }
+    func tokenKey(_ account: String) -> TokenSessionKey { TokenSession.key(for: client, account: account) }
 
     func webUser(_ record: WebSessionRecord) -> WebUser {
-        WebUser(record: record, tokens: Session(client: client, store: tokens, account: record.account, options: sessionOptions))
+        WebUser(record: record, tokens: TokenSession(client: client, store: tokens, account: record.account, options: sessionOptions))
     }
 
     /// A path of the app (or an allowed URL) as an absolute URL for `Location`.

@@ -14,10 +14,10 @@ import OAuth2JOSE
 public struct WebUser: Sendable {
     /// The session's record (issuer, subject, claims, scopes, lifetimes).
     public let record: WebSessionRecord
-    /// The user's tokens: `Session.freshAccessToken()` and
-    /// `Session.perform(_:body:)` refresh them when needed — once for all
+    /// The user's tokens: `TokenSession.freshAccessToken()` and
+    /// `TokenSession.perform(_:body:)` refresh them when needed — once for all
     /// concurrent callers, and once for all replicas when the token store is shared.
-    public let tokens: Session
+    public let tokens: TokenSession
 
     /// The user's `sub` at ``issuer``.
     public var subject: String { record.subject }

@@ -156,8 +156,8 @@ enum JourneyServer: String, Sendable, CaseIterable, CustomTestStringConvertible 
     var dpopAlgorithm: JWSAlgorithm { .es256 }
 
     /// What a dynamic registration asks for (authgent requires a name).
-    var registrationMetadata: ClientMetadata {
-        var metadata = ClientMetadata(redirectURIs: [Server.redirectURI], tokenEndpointAuthMethod: "client_secret_basic")
+    var registrationMetadata: RegistrationMetadata {
+        var metadata = RegistrationMetadata(redirectURIs: [Server.redirectURI], tokenEndpointAuthMethod: "client_secret_basic")
         metadata.clientName = "swift-oauth2 compatibility suite"
         return metadata
     }

@@ -55,7 +55,7 @@ enum PostgresFixture {
     }
 
     /// A key of 32 random bytes named `id`.
-    static func ringKey(_ id: String) throws -> PostgresTokenStore.KeyRing.Key {
+    static func ringKey(_ id: String) throws -> PostgresTokenStore.EncryptionKeys.Key {
         try .init(id: id, bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
     }
 
@@ -64,7 +64,7 @@ enum PostgresFixture {
     /// Runs `body` with a running store of `schema` (its own connection pool), whose
     /// listener is connected (when it has a cache); stops the store afterwards.
     static func withStore<T: Sendable>(
-        schema: String, keyRing: PostgresTokenStore.KeyRing, cacheCapacity: Int = 64, url: String? = nil,
+        schema: String, encryptionKeys: PostgresTokenStore.EncryptionKeys, cacheCapacity: Int = 64, url: String? = nil,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = PostgresFixture.logger,
         _ body: @Sendable (PostgresTokenStore) async throws -> T
     ) async throws -> T {
@@ -73,7 +73,7 @@ enum PostgresFixture {
             configuration: .init(
                 schema: schema, cacheCapacity: cacheCapacity, queryTimeout: .seconds(5), listenerReconnectDelay: .milliseconds(50),
                 now: now),
-            keyRing: keyRing, logger: logger)
+            encryptionKeys: encryptionKeys, logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
             defer { group.cancelAll() }
@@ -89,14 +89,14 @@ enum PostgresFixture {
     /// `freshAccessToken()` on each, all released at once. Returns every caller's token or
     /// error, and each replica's statistics.
     static func fleet(
-        schema: String, ring: PostgresTokenStore.KeyRing, replicas: Int = 4, callers: Int = 100,
-        session: @escaping @Sendable (PostgresTokenStore) async throws -> Session
+        schema: String, ring: PostgresTokenStore.EncryptionKeys, replicas: Int = 4, callers: Int = 100,
+        session: @escaping @Sendable (PostgresTokenStore) async throws -> TokenSession
     ) async throws -> (results: [Result<String, any Error>], statistics: [PostgresTokenStore.Statistics]) {
         let start = Gate()
         return try await withThrowingTaskGroup(of: ([Result<String, any Error>], PostgresTokenStore.Statistics).self) { group in
             for _ in 0..<replicas {
                 group.addTask {
-                    try await withStore(schema: schema, keyRing: ring) { store in
+                    try await withStore(schema: schema, encryptionKeys: ring) { store in
                         try await store.migrate()
                         let session = try await session(store)
                         await start.wait()
@@ -184,10 +184,10 @@ enum PostgresFixture {
 
     /// A session of `key` with recognisable tokens.
     static func session(
-        _ key: SessionKey, access: String = "at-\(UUID().uuidString)", refresh: String? = "rt-\(UUID().uuidString)",
+        _ key: TokenSessionKey, access: String = "at-\(UUID().uuidString)", refresh: String? = "rt-\(UUID().uuidString)",
         expiresAt: Date? = now.addingTimeInterval(3600), issuedAt: Date = now
-    ) -> StoredSession {
-        StoredSession(
+    ) -> StoredTokenSession {
+        StoredTokenSession(
             key: key,
             tokens: TokenSet(
                 accessToken: access, refreshToken: refresh, idToken: "id-\(UUID().uuidString)", expiresAt: expiresAt,
@@ -196,8 +196,8 @@ enum PostgresFixture {
             updatedAt: Date(timeIntervalSince1970: 1_767_222_000))
     }
 
-    static func key(_ account: String = "default") -> SessionKey {
-        SessionKey(issuer: "https://id.example.com", clientID: "fleet-client", account: account)
+    static func key(_ account: String = "default") -> TokenSessionKey {
+        TokenSessionKey(issuer: "https://id.example.com", clientID: "fleet-client", account: account)
     }
 
     /// Waits until `condition` holds, checking it after each of `step`; fails the test after

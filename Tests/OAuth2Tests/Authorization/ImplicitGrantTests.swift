@@ -215,7 +215,7 @@ import Testing
         let url = Self.callback([("access_token", "at-1"), ("token_type", "Bearer"), ("expires_in", "600"), ("state", request.state)])
         let tokens = try await Self.complete(client, url, request)
         let store = MemoryTokenStore()
-        let session = try await Session(client: client, tokens: tokens, store: store)
+        let session = try await TokenSession(client: client, tokens: tokens, store: store)
         #expect(try await session.freshAccessToken() == "at-1")
         clock.advance(by: 3600)
         let error = await Self.code { _ = try await session.freshAccessToken() }

@@ -3,14 +3,14 @@ import HTTPTypes
 import Testing
 @testable import OAuth2
 
-private func settings(_ json: String, format: ClientSettings.Format? = nil) throws -> ClientSettings {
-    try ClientSettings(data: Data(json.utf8), format: format)
+private func settings(_ json: String, format: SettingsFile.Format? = nil) throws -> SettingsFile {
+    try SettingsFile(data: Data(json.utf8), format: format)
 }
 
 /// The error settings throw, with its message.
-private func settingsError(_ json: String, format: ClientSettings.Format? = nil) -> OAuth2Error? {
+private func settingsError(_ json: String, format: SettingsFile.Format? = nil) -> OAuth2Error? {
     do {
-        _ = try ClientSettings(data: Data(json.utf8), format: format)
+        _ = try SettingsFile(data: Data(json.utf8), format: format)
         return nil
     } catch {
         return error
@@ -291,14 +291,14 @@ private func endpoints(_ server: AuthorizationServer) -> ServerMetadata? {
 
 @Suite struct SettingsLoadingTests {
     @Test func jsonAndPropertyListDecodersBothWork() throws {
-        let fromJSON = try JSONDecoder().decode(ClientSettings.self, from: Data(P2SettingsTests.readme.utf8))
+        let fromJSON = try JSONDecoder().decode(SettingsFile.self, from: Data(P2SettingsTests.readme.utf8))
         #expect(fromJSON.format == .p2)
-        let fromPlist = try PropertyListDecoder().decode(ClientSettings.self, from: Data(OktaSettingsTests.plist.utf8))
+        let fromPlist = try PropertyListDecoder().decode(SettingsFile.self, from: Data(OktaSettingsTests.plist.utf8))
         #expect(fromPlist.format == .oktaOIDC)
 
         let decoder = JSONDecoder()
-        decoder.userInfo[ClientSettings.formatUserInfoKey] = ClientSettings.Format.swiftOAuth2
-        #expect(throws: OAuth2Error.self) { try decoder.decode(ClientSettings.self, from: Data(P2SettingsTests.readme.utf8)) }
+        decoder.userInfo[SettingsFile.formatUserInfoKey] = SettingsFile.Format.swiftOAuth2
+        #expect(throws: OAuth2Error.self) { try decoder.decode(SettingsFile.self, from: Data(P2SettingsTests.readme.utf8)) }
     }
 
     @Test func binaryPropertyListWithBooleans() throws {
@@ -307,7 +307,7 @@ private func endpoints(_ server: AuthorizationServer) -> ServerMetadata? {
             "redirect_uris": ["app://cb"], "token_assume_unexpired": false,
         ]
         let data = try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0)
-        let settings = try ClientSettings(data: data)
+        let settings = try SettingsFile(data: data)
         #expect(settings.format == .p2)
         #expect(settings.configuration.authenticationMethod == .clientSecretPost)
         #expect(!settings.assumesTokensWithoutExpiryAreValid)
@@ -319,10 +319,10 @@ private func endpoints(_ server: AuthorizationServer) -> ServerMetadata? {
         defer { try? FileManager.default.removeItem(at: directory) }
         let plist = directory.appendingPathComponent("Okta.plist")
         try Data(OktaSettingsTests.plist.utf8).write(to: plist)
-        #expect(try ClientSettings(contentsOf: plist).configuration.clientID == "0oa1b2c3")
+        #expect(try SettingsFile(contentsOf: plist).configuration.clientID == "0oa1b2c3")
 
         let missing = directory.appendingPathComponent("missing.json")
-        #expect(throws: OAuth2Error.self) { try ClientSettings(contentsOf: missing) }
+        #expect(throws: OAuth2Error.self) { try SettingsFile(contentsOf: missing) }
 
         let broken = #"{"client_id": "c", "client_secret": "TOPSECRET" "authorize_uri": 1}"#
         let jsonError = try #require(settingsError(broken))

@@ -261,7 +261,7 @@ import Testing
         try await withTemporaryDirectory { directory in
         let store = try FileTokenStore(directory: directory.appendingPathComponent("tokens"))
         let key = try DPoPKey.generate()
-        var record = StoredSession(key: SessionKey(issuer: Fixtures.issuer, clientID: "client-1"), tokens: TokenSet(accessToken: "at", tokenType: .dpop))
+        var record = StoredTokenSession(key: TokenSessionKey(issuer: Fixtures.issuer, clientID: "client-1"), tokens: TokenSet(accessToken: "at", tokenType: .dpop))
         record.setDPoPKey(key)
         try await store.save(record)
         let loaded = try #require(try await store.load(record.key))
@@ -272,7 +272,7 @@ import Testing
         cleared.setDPoPKey(nil)
         #expect(try cleared.dpopKey() == nil)
         var broken = loaded
-        broken.additionalFields[StoredSession.dpopKeyField] = .string("not a key")
+        broken.additionalFields[StoredTokenSession.dpopKeyField] = .string("not a key")
         #expect(throws: JOSEError.self) { try broken.dpopKey() }
         }
     }

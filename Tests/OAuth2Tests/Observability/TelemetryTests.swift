@@ -80,7 +80,7 @@ struct TelemetryTests {
         let client = try Fixtures.client(transport)
         let expired = TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(-60))
         let (metrics, _) = try await observed {
-            let session = try await Session(client: client, tokens: expired)
+            let session = try await TokenSession(client: client, tokens: expired)
             _ = try await session.freshAccessToken()
             await #expect(throws: OAuth2Error.self) { try await session.refresh() }
         }

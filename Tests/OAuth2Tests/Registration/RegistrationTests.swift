@@ -28,8 +28,8 @@ import Testing
         return try #require(JSONValue.parseObject(body))
     }
 
-    static var fullMetadata: ClientMetadata {
-        var metadata = ClientMetadata(
+    static var fullMetadata: RegistrationMetadata {
+        var metadata = RegistrationMetadata(
             redirectURIs: [Fixtures.redirect], grantTypes: ["authorization_code", "refresh_token"], responseTypes: ["code"],
             tokenEndpointAuthMethod: .privateKeyJWT, clientName: "tool", scopes: ["openid", "read"],
             jwks: ["keys": [["kty": "EC", "crv": "P-256", "x": "x", "y": "y"]]], contacts: ["ops@example.com"],
@@ -68,12 +68,12 @@ import Testing
     }
 
     @Test func emptyMetadataSendsAnEmptyObject() {
-        #expect(ClientMetadata().members.isEmpty)
+        #expect(RegistrationMetadata().members.isEmpty)
     }
 
     @Test func anInitialAccessTokenGoesAsBearer() async throws {
         let transport = StubTransport(status: 201, json: Self.registered)
-        _ = try await Self.registrar(transport).register(ClientMetadata(redirectURIs: [Fixtures.redirect]), initialAccessToken: "iat-1")
+        _ = try await Self.registrar(transport).register(RegistrationMetadata(redirectURIs: [Fixtures.redirect]), initialAccessToken: "iat-1")
         #expect(transport.sent.first?.request.headerFields[.authorization] == "Bearer iat-1")
     }
 
@@ -82,7 +82,7 @@ import Testing
             request.method == .delete ? response(204, "", contentType: nil) : response(200, Self.registered)
         }
         let registrar = try Self.registrar(transport)
-        let registration = try await registrar.register(ClientMetadata(redirectURIs: [Fixtures.redirect]))
+        let registration = try await registrar.register(RegistrationMetadata(redirectURIs: [Fixtures.redirect]))
         _ = try await registrar.read(registration)
         var changed = registration.metadata
         changed.clientName = "renamed"
@@ -105,7 +105,7 @@ import Testing
     @Test func metadataThatCannotWorkIsRefusedBeforeSending() async throws {
         let transport = StubTransport(status: 201, json: Self.registered)
         let registrar = try Self.registrar(transport)
-        var both = ClientMetadata(redirectURIs: [Fixtures.redirect], jwks: ["keys": []], jwksURI: URL(string: "https://example.com/jwks")!)
+        var both = RegistrationMetadata(redirectURIs: [Fixtures.redirect], jwks: ["keys": []], jwksURI: URL(string: "https://example.com/jwks")!)
         await #expect(throws: OAuth2Error.self) { _ = try await registrar.register(both) }
         both.jwksURI = nil
         both.additionalMembers["client_secret"] = "mine"
@@ -117,7 +117,7 @@ import Testing
             #expect(error.source == .client)
         }
         do {
-            _ = try await registrar.register(ClientMetadata(redirectURIs: [URL(string: "http://127.0.0.1/cb#frag")!]))
+            _ = try await registrar.register(RegistrationMetadata(redirectURIs: [URL(string: "http://127.0.0.1/cb#frag")!]))
             Issue.record("a redirect URI with a fragment was sent")
         } catch let error as OAuth2Error {
             #expect(error.code == .invalidRedirectURI)
@@ -129,7 +129,7 @@ import Testing
         let transport = StubTransport(status: 201, json: Self.registered)
         let registrar = try ClientRegistrar(metadata: Fixtures.metadata, environment: HTTPEnvironment(transport: transport))
         do {
-            _ = try await registrar.register(ClientMetadata())
+            _ = try await registrar.register(RegistrationMetadata())
             Issue.record("registered without an endpoint")
         } catch let error as OAuth2Error {
             #expect(error.code == .missingEndpoint)
@@ -156,7 +156,7 @@ import Testing
 
     @Test func theResponseIsTyped() async throws {
         let transport = StubTransport(status: 201, json: Self.registered)
-        let registration = try await Self.registrar(transport).register(ClientMetadata(redirectURIs: [Fixtures.redirect]))
+        let registration = try await Self.registrar(transport).register(RegistrationMetadata(redirectURIs: [Fixtures.redirect]))
         #expect(registration.clientID == "c-1")
         #expect(registration.clientSecret == "sec-ret")
         #expect(registration.clientIDIssuedAt == Date(timeIntervalSince1970: 1_767_222_000))
@@ -214,7 +214,7 @@ import Testing
     func hostileResponsesAreInvalid(body: String, what: String) async throws {
         let transport = StubTransport(status: 201, json: body)
         do {
-            let registration = try await Self.registrar(transport).register(ClientMetadata(redirectURIs: [Fixtures.redirect]))
+            let registration = try await Self.registrar(transport).register(RegistrationMetadata(redirectURIs: [Fixtures.redirect]))
             Issue.record("accepted \(what): \(registration)")
         } catch let error as OAuth2Error {
             #expect(error.code == .invalidResponse, "\(what)")
@@ -226,7 +226,7 @@ import Testing
     func rfc7591ErrorsAreTyped(code: String) async throws {
         let transport = StubTransport(status: 400, json: #"{"error":"\#(code)","error_description":"no"}"#)
         do {
-            _ = try await Self.registrar(transport).register(ClientMetadata(redirectURIs: [Fixtures.redirect]))
+            _ = try await Self.registrar(transport).register(RegistrationMetadata(redirectURIs: [Fixtures.redirect]))
             Issue.record("an error was a registration")
         } catch let error as OAuth2Error {
             let expected: [String: OAuth2Error.Code] = [
@@ -247,7 +247,7 @@ import Testing
         for operation in ["register", "read", "delete"] {
             do {
                 switch operation {
-                case "register": _ = try await registrar.register(ClientMetadata(), initialAccessToken: "iat")
+                case "register": _ = try await registrar.register(RegistrationMetadata(), initialAccessToken: "iat")
                 case "read": _ = try await registrar.read(registration)
                 default: try await registrar.delete(registration)
                 }
@@ -274,7 +274,7 @@ import Testing
         #expect(read.registrationAccessToken == "rat-1")
         #expect(read.registrationClientURI == Self.clientURI)
         #expect(read.metadata.clientName == "tool")
-        let updated = try await registrar.update(read, to: ClientMetadata(clientName: "x"))
+        let updated = try await registrar.update(read, to: RegistrationMetadata(clientName: "x"))
         #expect(updated.clientSecret == "new-secret")
         #expect(updated.registrationAccessToken == "rat-2")
     }
@@ -342,14 +342,14 @@ import Testing
         #expect(document.issuer == Fixtures.issuer)
         // The record of earlier versions: a session whose access token is the registration access token.
         let record = LegacyRegistrationRecord.session(registration, issuer: Fixtures.issuer)
-        #expect(record.key == SessionKey(issuer: Fixtures.issuer, clientID: "c-1", account: ".registration"))
+        #expect(record.key == TokenSessionKey(issuer: Fixtures.issuer, clientID: "c-1", account: ".registration"))
         #expect(record.tokens.accessToken == "rat-1")
         let legacy = try TokenDocument(data: try TokenDocument(session: record).encoded())
         #expect(try LegacyRegistrationRecord.registration(from: legacy.session) == registration)
     }
 
     @Test func aRecordWithoutRegistrationIsNotOne() {
-        let record = StoredSession(key: SessionKey(issuer: "i", clientID: "c", account: ".registration"), tokens: TokenSet(accessToken: "a"))
+        let record = StoredTokenSession(key: TokenSessionKey(issuer: "i", clientID: "c", account: ".registration"), tokens: TokenSet(accessToken: "a"))
         let error = #expect(throws: TokenStoreError.self) { _ = try LegacyRegistrationRecord.registration(from: record) }
         #expect(error?.code == .corrupt)
     }

@@ -31,7 +31,7 @@ final class Gate: @unchecked Sendable {
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
         let store = RecordingStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         let waiting = Task { try await session.freshAccessToken() }
         await gate.waitForArrivals()
         waiting.cancel()
@@ -58,7 +58,7 @@ final class Gate: @unchecked Sendable {
             await gate.pass()
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         let cancelled = Task { try await session.freshAccessToken() }
         let patient = Task { try await session.freshAccessToken() }
         await gate.waitForArrivals()
@@ -72,7 +72,7 @@ final class Gate: @unchecked Sendable {
     @Test func aCancelledSignInLeavesThePreviousTokens() async throws {
         let provider = ScriptedProvider()
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"), store: store)
         let gate = Gate()
         let signIn = Task {
             try await session.signIn { client in
@@ -97,7 +97,7 @@ final class Gate: @unchecked Sendable {
     @Test func aSignInReplacesTheTokens() async throws {
         let provider = ScriptedProvider()
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         let recorder = EventRecorder(session)
         try await session.signIn { client in try await client.password(username: "alice", password: "pw") }
         #expect(session.tokens?.accessToken == "at-1")
@@ -114,7 +114,7 @@ final class Gate: @unchecked Sendable {
             if form["grant_type"] == "refresh_token" { await gate.pass() }
             return tokenResponse("at-\(count)-\(form["grant_type"] ?? "")", refreshToken: "rt-\(count)")
         }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: MemoryTokenStore())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: MemoryTokenStore())
         let renewal = Task { try await session.freshAccessToken() }
         await gate.waitForArrivals()
         // MemoryTokenStore's lock is held by the renewal: the sign-in's save waits for it.

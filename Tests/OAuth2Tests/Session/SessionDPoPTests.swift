@@ -29,7 +29,7 @@ import Testing
         let key = try DPoPKey.generate()
         let store = MemoryTokenStore()
         let client = try provider.client().withDPoP(DPoPOptions(key: key))
-        let session = try await Session(client: client, tokens: dpopTokens("at-0"), store: store)
+        let session = try await TokenSession(client: client, tokens: dpopTokens("at-0"), store: store)
         let record = try #require(await store.load(session.key))
         #expect(try record.dpopKey()?.thumbprint == key.thumbprint)
 
@@ -45,13 +45,13 @@ import Testing
         let provider = provider()
         let stored = try DPoPKey.generate(.edDSA)
         let store = MemoryTokenStore()
-        var record = StoredSession(key: Session.key(for: try provider.client()), tokens: dpopTokens("at-0", lifetime: -10))
+        var record = StoredTokenSession(key: TokenSession.key(for: try provider.client()), tokens: dpopTokens("at-0", lifetime: -10))
         record.setDPoPKey(stored)
         await store.save(record)
 
         // A new process: its client made a key of its own.
         let client = try provider.client().withDPoP(DPoPOptions(key: try DPoPKey.generate()))
-        let session = try #require(try await Session.restore(client: client, store: store))
+        let session = try #require(try await TokenSession.restore(client: client, store: store))
         #expect(session.client.configuration.dpop?.key.thumbprint == stored.thumbprint)
         // The expired token is renewed with the stored key, which stays in the record.
         let (answer, _) = try await session.perform(HTTPRequest(method: .get, url: ScriptedProvider.api))
@@ -67,10 +67,10 @@ import Testing
         let provider = provider()
         let stored = try DPoPKey.generate()
         let store = MemoryTokenStore()
-        var record = StoredSession(key: Session.key(for: try provider.client()), tokens: dpopTokens("at-0"))
+        var record = StoredTokenSession(key: TokenSession.key(for: try provider.client()), tokens: dpopTokens("at-0"))
         record.setDPoPKey(stored)
         await store.save(record)
-        let session = Session(client: try provider.client(), store: store)
+        let session = TokenSession(client: try provider.client(), store: store)
         #expect(session.client.configuration.dpop == nil, "nothing read yet")
         let request = try await session.authorize(HTTPRequest(method: .get, url: ScriptedProvider.api))
         let proof = try DecodedProof(try #require(request.headerFields[Self.proofHeader]))
@@ -91,7 +91,7 @@ import Testing
             response(200, #"{"access_token":"at-\#(count)","token_type":"DPoP","expires_in":3600}"#)
         }
         let client = try Fixtures.client(recording, metadata: ScriptedProvider.metadata).withDPoP(DPoPOptions(key: key))
-        let session = try await Session(client: client, tokens: dpopTokens("at-0", lifetime: -5))
+        let session = try await TokenSession(client: client, tokens: dpopTokens("at-0", lifetime: -5))
         _ = try await session.freshTokens()
         let proof = try DecodedProof(try #require(proofs.values.first ?? nil))
         #expect(proof.jwk.thumbprint == key.thumbprint)
@@ -112,7 +112,7 @@ import Testing
             return response(200, "{}")
         }
         let client = try provider.client().withDPoP(DPoPOptions(key: try DPoPKey.generate()))
-        let session = try await Session(client: client, tokens: dpopTokens("at-0"))
+        let session = try await TokenSession(client: client, tokens: dpopTokens("at-0"))
         let (answer, _) = try await session.perform(HTTPRequest(method: .get, url: ScriptedProvider.api))
         #expect(answer.status == .ok)
         #expect(provider.resourceCalls == ["DPoP at-0", "DPoP at-0"])
@@ -124,8 +124,8 @@ import Testing
         let provider = provider()
         let store = MemoryTokenStore()
         let bound = try provider.client().withDPoP(DPoPOptions(key: try DPoPKey.generate()))
-        _ = try await Session(client: bound, tokens: dpopTokens("at-0"), store: store)
-        let plain = try await Session(client: try provider.client(), tokens: freshTokens("at-9"), store: store)
+        _ = try await TokenSession(client: bound, tokens: dpopTokens("at-0"), store: store)
+        let plain = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-9"), store: store)
         let record = try #require(await store.load(plain.key))
         #expect(try record.dpopKey() == nil, "the new tokens are not bound to the old key")
         #expect(record.tokens.accessToken == "at-9")
@@ -133,7 +133,7 @@ import Testing
 
     @Test func aDPoPBoundTokenNeedsAKey() async throws {
         let provider = ScriptedProvider()
-        let session = try await Session(client: try provider.client(), tokens: dpopTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: dpopTokens("at-0"))
         do {
             _ = try await session.authorize(HTTPRequest(method: .get, url: ScriptedProvider.api))
             Issue.record("a DPoP token went without a proof")

@@ -13,7 +13,7 @@ import Testing
             default: return response(400, #"{"error":"invalid_grant"}"#)
             }
         }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         let recorder = EventRecorder(session)
         let second = EventRecorder(session)
         _ = try await session.freshAccessToken()
@@ -29,8 +29,8 @@ import Testing
         let provider = ScriptedProvider()
         let store = MemoryTokenStore()
         let client = try provider.client()
-        let first = try await Session(client: client, tokens: expiredTokens(), store: store)
-        let second = try #require(try await Session.restore(client: client, store: store))
+        let first = try await TokenSession(client: client, tokens: expiredTokens(), store: store)
+        let second = try #require(try await TokenSession.restore(client: client, store: store))
         let recorder = EventRecorder(second)
         _ = try await first.freshAccessToken()
         #expect(try await second.freshAccessToken() == "at-1")
@@ -40,13 +40,13 @@ import Testing
     }
 
     @Test func eventsNeverShowATokenWhenPrinted() async throws {
-        let event = SessionEvent.refreshed(TokenSet(accessToken: "secret-at", refreshToken: "secret-rt"))
+        let event = TokenSessionEvent.refreshed(TokenSet(accessToken: "secret-at", refreshToken: "secret-rt"))
         #expect(!"\(event)".contains("secret"))
     }
 
     @Test func aStreamEndsWithItsSession() async throws {
         let provider = ScriptedProvider()
-        var session: Session? = try await Session(client: try provider.client(), tokens: freshTokens())
+        var session: TokenSession? = try await TokenSession(client: try provider.client(), tokens: freshTokens())
         let stream = try #require(session).events()
         let ended = Task {
             for await _ in stream {}

@@ -10,7 +10,7 @@ import Testing
         let store = MemoryTokenStore()
         // The wall clock moves only when the test says: how long the machine takes is beside the point.
         let clock = ManualDate()
-        let session = try await Session(client: try provider.client(now: { clock.now }), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(now: { clock.now }), tokens: expiredTokens(), store: store)
         do {
             _ = try await session.freshAccessToken()
             Issue.record("a 503 produced a token")
@@ -42,7 +42,7 @@ import Testing
         // the failed renewal is reported as an event, and the caller gets the valid token.
         let provider = ScriptedProvider()
         provider.onToken { _, _ in throw URLError(.networkConnectionLost) }
-        let session = try await Session(
+        let session = try await TokenSession(
             client: try provider.client(),
             tokens: TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(30), issuedAt: Date().addingTimeInterval(-3570)))
         let recorder = EventRecorder(session)
@@ -57,7 +57,7 @@ import Testing
     @Test func aNetworkFailureKeepsTheTokensAndThrowsATransientError() async throws {
         let provider = ScriptedProvider()
         provider.onToken { _, _ in throw URLError(.networkConnectionLost) }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         do {
             _ = try await session.freshAccessToken()
             Issue.record("a network failure produced a token")
@@ -75,7 +75,7 @@ import Testing
         let provider = ScriptedProvider()
         provider.onToken { _, _ in response(400, #"{"error":"invalid_grant","error_description":"Token is revoked"}"#) }
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         do {
             _ = try await session.freshAccessToken()
             Issue.record("a refused refresh token produced a token")
@@ -102,7 +102,7 @@ import Testing
         // Glewlwyd's answer to a revoked or unknown refresh token: HTTP 400, no body.
         let provider = ScriptedProvider()
         provider.onToken { _, _ in response(400, "", contentType: nil) }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         do {
             _ = try await session.freshAccessToken()
             Issue.record("an empty 400 produced a token")
@@ -113,7 +113,7 @@ import Testing
         #expect(session.tokens == nil)
         // A 400 that says what is wrong is not a refused grant: the tokens stay.
         provider.onToken { _, _ in response(400, #"{"error":"invalid_request"}"#) }
-        let other = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let other = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         do {
             _ = try await other.freshAccessToken()
         } catch let error as OAuth2Error {
@@ -126,7 +126,7 @@ import Testing
         let provider = ScriptedProvider()
         provider.onToken { _, _ in response(401, #"{"error":"invalid_client"}"#) }
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         await #expect(throws: OAuth2Error.self) { try await session.freshAccessToken() }
         #expect(session.tokens?.refreshToken == "rt-0")
         #expect(await store.load(session.key)?.tokens.refreshToken == "rt-0")
@@ -136,7 +136,7 @@ import Testing
         // After a rotation the only live refresh token is the new one: it must not be lost.
         let provider = ScriptedProvider()
         let store = RecordingStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         await store.setFailSaves(true)
         await #expect(throws: OAuth2Error.self) { try await session.freshAccessToken() }
         #expect(session.tokens?.refreshToken == "rt-1")
@@ -150,7 +150,7 @@ import Testing
     func aRecordRemovedElsewhereIsNotRenewed() async throws {
         let provider = ScriptedProvider()  // would answer a refresh: the session must not ask
         let store = RecordingStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         try await store.remove(session.key)  // another process's sign-out, unheard by this store
         let error = try await #require(throws: OAuth2Error.self) { try await session.freshAccessToken() }
         #expect(error.code == .signInRequired)

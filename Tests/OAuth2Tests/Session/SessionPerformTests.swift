@@ -6,7 +6,7 @@ import Testing
 @Suite struct SessionPerformTests {
     @Test func authorizeAddsTheBearerToken() async throws {
         let provider = ScriptedProvider()
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         let request = try await session.authorize(HTTPRequest(method: .get, url: ScriptedProvider.api))
         #expect(request.headerFields[.authorization] == "Bearer at-0")
         #expect(request.path == "/api")
@@ -14,7 +14,7 @@ import Testing
 
     @Test func aTokenIsSentOverHTTPSOrToALoopbackHostOnly() async throws {
         let provider = ScriptedProvider()
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         for url in ["http://api.example.com/x", "http://127.0.0.2.example.com/x", "ftp://127.0.0.1/x"] {
             do {
                 _ = try await session.authorize(HTTPRequest(method: .get, url: URL(string: url)!))
@@ -30,7 +30,7 @@ import Testing
 
     @Test func performSendsTheRequestWithTheToken() async throws {
         let provider = ScriptedProvider(accepting: ["at-0"])
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         var request = HTTPRequest(method: .post, url: ScriptedProvider.api)
         request.headerFields[.contentType] = "text/plain"
         let (answer, body) = try await session.perform(request, body: Data("hello".utf8))
@@ -46,7 +46,7 @@ import Testing
         provider.onResource { _, ok in
             ok ? response(200, "{}") : response(401, "", contentType: nil, headers: challenge.isEmpty ? [:] : [.wwwAuthenticate: challenge])
         }
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         let (answer, _) = try await session.perform(HTTPRequest(method: .get, url: ScriptedProvider.api), body: nil)
         #expect(answer.status == .ok)
         #expect(provider.resourceCalls == ["Bearer at-0", "Bearer at-1"])
@@ -56,7 +56,7 @@ import Testing
 
     @Test func aSecond401IsAnError() async throws {
         let provider = ScriptedProvider(accepting: [])
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         do {
             _ = try await session.perform(HTTPRequest(method: .get, url: ScriptedProvider.api))
             Issue.record("a refused token was not reported")
@@ -76,7 +76,7 @@ import Testing
         provider.onResource { _, _ in
             response(401, "", contentType: nil, headers: [.wwwAuthenticate: #"Bearer error="insufficient_scope", scope="admin""#])
         }
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         let (answer, _) = try await session.perform(HTTPRequest(method: .get, url: ScriptedProvider.api))
         #expect(answer.status.code == 401)
         #expect(provider.tokenRequestCount == 0)
@@ -85,10 +85,10 @@ import Testing
     @Test func a403IsRetriedOnlyWhenAskedTo() async throws {
         let provider = ScriptedProvider(accepting: ["at-1"])
         provider.onResource { _, ok in ok ? response(200, "{}") : response(403, "") }
-        let plain = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let plain = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         #expect(try await plain.perform(HTTPRequest(method: .get, url: ScriptedProvider.api)).0.status.code == 403)
         #expect(provider.tokenRequestCount == 0)
-        let retrying = try await Session(client: try provider.client(), tokens: freshTokens("at-0"), options: .init(retryOnForbidden: true))
+        let retrying = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"), options: .init(retryOnForbidden: true))
         #expect(try await retrying.perform(HTTPRequest(method: .get, url: ScriptedProvider.api)).0.status == .ok)
         #expect(provider.tokenRequestCount == 1)
     }
@@ -99,7 +99,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<50 {
                 group.addTask { try await session.perform(HTTPRequest(method: .get, url: ScriptedProvider.api)).0.status.code }
@@ -112,7 +112,7 @@ import Testing
     @Test func aClientCredentialsSessionRequestsANewTokenAfterA401() async throws {
         let provider = ScriptedProvider(accepting: ["cc-2"])
         provider.onToken { _, count in tokenResponse("cc-\(count)") }
-        let session = Session(client: try provider.client(), options: .init(renewal: .clientCredentials()))
+        let session = TokenSession(client: try provider.client(), options: .init(renewal: .clientCredentials()))
         let (answer, _) = try await session.perform(HTTPRequest(method: .get, url: ScriptedProvider.api))
         #expect(answer.status == .ok)
         #expect(provider.resourceCalls == ["Bearer cc-1", "Bearer cc-2"])

@@ -8,10 +8,10 @@ import Testing
         let provider = ScriptedProvider()
         let client = try provider.client()
         let store = MemoryTokenStore()
-        let registry = SessionRegistry(store: store)
+        let registry = TokenSessionRegistry(store: store)
         let work = try await registry.add(freshTokens("at-work"), client: client, account: "work")
         let home = try await registry.add(freshTokens("at-home"), client: client, account: "home")
-        #expect(work.key == SessionKey(issuer: Fixtures.issuer, clientID: "client-1", account: "work"))
+        #expect(work.key == TokenSessionKey(issuer: Fixtures.issuer, clientID: "client-1", account: "work"))
         #expect(try await work.freshAccessToken() == "at-work")
         #expect(try await home.freshAccessToken() == "at-home")
         #expect(try await registry.list().map(\.account) == ["home", "work"])
@@ -25,8 +25,8 @@ import Testing
         let provider = ScriptedProvider()
         let client = try provider.client()
         let store = MemoryTokenStore()
-        _ = try await Session(client: client, tokens: freshTokens("at-stored"), store: store, account: "carol")
-        let registry = SessionRegistry(store: store)
+        _ = try await TokenSession(client: client, tokens: freshTokens("at-stored"), store: store, account: "carol")
+        let registry = TokenSessionRegistry(store: store)
         let keys = try await registry.list()
         #expect(keys.map(\.account) == ["carol"])
         #expect(await registry.find(keys[0]) == nil, "not open yet")
@@ -37,10 +37,10 @@ import Testing
 
     @Test func aClientOfAnotherIssuerOrIdIsRefused() async throws {
         let provider = ScriptedProvider()
-        let registry = SessionRegistry()
-        let foreign = SessionKey(issuer: "https://other.example.com", clientID: "client-1", account: "x")
+        let registry = TokenSessionRegistry()
+        let foreign = TokenSessionKey(issuer: "https://other.example.com", clientID: "client-1", account: "x")
         await #expect(throws: OAuth2Error.self) { try await registry.session(for: foreign, client: try provider.client()) }
-        let otherClient = SessionKey(issuer: Fixtures.issuer, clientID: "client-2", account: "x")
+        let otherClient = TokenSessionKey(issuer: Fixtures.issuer, clientID: "client-2", account: "x")
         await #expect(throws: OAuth2Error.self) { try await registry.session(for: otherClient, client: try provider.client()) }
     }
 
@@ -48,7 +48,7 @@ import Testing
         let provider = ScriptedProvider()
         let client = try provider.client()
         let store = MemoryTokenStore()
-        let registry = SessionRegistry(store: store)
+        let registry = TokenSessionRegistry(store: store)
         let session = try await registry.add(freshTokens("at-0"), client: client, account: "dave")
         let recorder = EventRecorder(session)
         try await registry.remove(session.key)
@@ -64,7 +64,7 @@ import Testing
     @Test func addingTokensForAnOpenSessionSignsItIn() async throws {
         let provider = ScriptedProvider()
         let client = try provider.client()
-        let registry = SessionRegistry()
+        let registry = TokenSessionRegistry()
         let first = try await registry.add(freshTokens("at-0"), client: client)
         let again = try await registry.add(freshTokens("at-new"), client: client)
         #expect(first === again)

@@ -6,7 +6,7 @@ import Testing
 @Suite struct SessionRenewalTests {
     @Test func aFreshTokenIsReturnedWithoutARequest() async throws {
         let provider = ScriptedProvider()
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         #expect(try await session.freshAccessToken() == "at-0")
         #expect(provider.tokenRequestCount == 0)
     }
@@ -14,7 +14,7 @@ import Testing
     @Test func anExpiredTokenIsRefreshedAndSaved() async throws {
         let provider = ScriptedProvider()
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         #expect(try await session.freshAccessToken() == "at-1")
         #expect(provider.tokenForms.first?["grant_type"] == "refresh_token")
         #expect(provider.tokenForms.first?["refresh_token"] == "rt-0")
@@ -29,9 +29,9 @@ import Testing
         let provider = ScriptedProvider()
         let client = try provider.client()
         let tokens = TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(600), issuedAt: Date().addingTimeInterval(-3000))
-        let soon = try await Session(client: client, tokens: tokens, options: .init(leeway: 700))
+        let soon = try await TokenSession(client: client, tokens: tokens, options: .init(leeway: 700))
         #expect(try await soon.freshAccessToken() == "at-1")
-        let later = try await Session(client: client, tokens: tokens, options: .init(leeway: 60))
+        let later = try await TokenSession(client: client, tokens: tokens, options: .init(leeway: 60))
         #expect(try await later.freshAccessToken() == "at-0")
         #expect(provider.tokenRequestCount == 1)
     }
@@ -39,7 +39,7 @@ import Testing
     @Test func aShortLivedTokenIsRenewedAtHalfItsLifeNotOnEveryCall() async throws {
         let provider = ScriptedProvider()
         // 30 s of life with the default 60 s leeway: renewed after 15 s, not at once.
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0", lifetime: 30))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0", lifetime: 30))
         #expect(try await session.freshAccessToken() == "at-0")
         #expect(provider.tokenRequestCount == 0)
     }
@@ -49,7 +49,7 @@ import Testing
         let provider = ScriptedProvider()
         provider.onToken { _, count in tokenResponse("at-\(count)") }
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         _ = try await session.freshAccessToken()
         #expect(session.tokens?.refreshToken == "rt-0")
         #expect(await store.load(session.key)?.tokens.refreshToken == "rt-0")
@@ -59,7 +59,7 @@ import Testing
         // DOT: every refresh response carries a new refresh token; the old one is dead.
         let provider = ScriptedProvider()
         let store = RecordingStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         let token = try await session.freshAccessToken()
         await store.note("caller got \(token)")
         #expect(await store.operations == ["save at-0 rt-0", "save at-1 rt-1", "caller got at-1"])
@@ -74,7 +74,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<1000 { group.addTask { try await session.freshAccessToken() } }
             return try await group.reduce(into: [String]()) { $0.append($1) }
@@ -95,8 +95,8 @@ import Testing
         }
         let store = MemoryTokenStore()
         let client = try provider.client()
-        let first = try await Session(client: client, tokens: expiredTokens(), store: store)
-        let second = try #require(try await Session.restore(client: client, store: store))
+        let first = try await TokenSession(client: client, tokens: expiredTokens(), store: store)
+        let second = try #require(try await TokenSession.restore(client: client, store: store))
         async let a = first.freshAccessToken()
         async let b = second.freshAccessToken()
         let (tokenA, tokenB) = try await (a, b)
@@ -110,28 +110,28 @@ import Testing
         let provider = ScriptedProvider()
         let store = MemoryTokenStore()
         let client = try provider.client()
-        _ = try await Session(client: client, tokens: freshTokens("at-stored"), store: store, account: "alice")
-        let session = Session(client: client, store: store, account: "alice")
+        _ = try await TokenSession(client: client, tokens: freshTokens("at-stored"), store: store, account: "alice")
+        let session = TokenSession(client: client, store: store, account: "alice")
         #expect(session.tokens == nil)
         #expect(try await session.freshAccessToken() == "at-stored")
         #expect(provider.tokenRequestCount == 0)
-        #expect(try await Session.restore(client: client, store: store, account: "bob") == nil)
+        #expect(try await TokenSession.restore(client: client, store: store, account: "bob") == nil)
     }
 
     @Test func aSignInKeepsTheRecordsOtherMembersButItsSubject() async throws {
         let provider = ScriptedProvider()
         let client = try provider.client()
         let store = MemoryTokenStore()
-        let key = Session.key(for: client)
-        await store.save(StoredSession(key: key, tokens: freshTokens("old"), subject: "user-1", additionalFields: ["dpop": "kept", "client_secret": "kept"]))
-        let session = try await Session(client: client, tokens: freshTokens("new"), store: store)
+        let key = TokenSession.key(for: client)
+        await store.save(StoredTokenSession(key: key, tokens: freshTokens("old"), subject: "user-1", additionalFields: ["dpop": "kept", "client_secret": "kept"]))
+        let session = try await TokenSession(client: client, tokens: freshTokens("new"), store: store)
         let record = try #require(await store.load(session.key))
         #expect(record.tokens.accessToken == "new")
         #expect(record.additionalFields["client_secret"] == "kept")
         #expect(record.additionalFields["dpop"] == "kept")
         #expect(record.subject == nil, "the subject belongs to the previous sign-in")
         // A renewal keeps everything.
-        await store.save(StoredSession(key: key, tokens: expiredTokens(), subject: "user-2", additionalFields: ["client_secret": "kept"]))
+        await store.save(StoredTokenSession(key: key, tokens: expiredTokens(), subject: "user-2", additionalFields: ["client_secret": "kept"]))
         _ = try await session.refresh()
         #expect(await store.load(key)?.subject == "user-2")
         #expect(await store.load(key)?.additionalFields["client_secret"] == "kept")
@@ -140,7 +140,7 @@ import Testing
     @Test func withoutTokensOrRefreshTokenTheUserMustSignIn() async throws {
         let provider = ScriptedProvider()
         let client = try provider.client()
-        let empty = Session(client: client)
+        let empty = TokenSession(client: client)
         await #expect(throws: OAuth2Error.self) { try await empty.freshAccessToken() }
         do {
             _ = try await empty.freshAccessToken()
@@ -149,7 +149,7 @@ import Testing
             #expect(error.signInReason == .noTokens)
             #expect(error.requiresReauthorization)
         }
-        let noRefresh = try await Session(client: client, tokens: expiredTokens(refreshToken: nil))
+        let noRefresh = try await TokenSession(client: client, tokens: expiredTokens(refreshToken: nil))
         do {
             _ = try await noRefresh.freshAccessToken()
             Issue.record("an expired token without a refresh token was renewed")
@@ -164,7 +164,7 @@ import Testing
     @Test func aClientCredentialsSessionRequestsANewToken() async throws {
         let provider = ScriptedProvider()
         provider.onToken { form, count in tokenResponse("cc-\(count)-\(form["grant_type"] ?? "")") }
-        let session = Session(client: try provider.client(), options: .init(renewal: .clientCredentials(scopes: ["read"])))
+        let session = TokenSession(client: try provider.client(), options: .init(renewal: .clientCredentials(scopes: ["read"])))
         #expect(try await session.freshAccessToken() == "cc-1-client_credentials")
         #expect(provider.tokenForms.first?["scope"] == "read")
         #expect(try await session.refresh().accessToken == "cc-2-client_credentials")
@@ -172,7 +172,7 @@ import Testing
 
     @Test func aForcedRefreshAsksTheServer() async throws {
         let provider = ScriptedProvider()
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         #expect(try await session.refresh().accessToken == "at-1")
         #expect(try await session.freshAccessToken() == "at-1")
         #expect(provider.tokenRequestCount == 1)
@@ -182,7 +182,7 @@ import Testing
         // A server may answer a refresh with the access token it already issued.
         let provider = ScriptedProvider()
         provider.onToken { _, _ in tokenResponse("at-0", refreshToken: "rt-0") }
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"))
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"))
         #expect(try await session.refresh().accessToken == "at-0")
         #expect(provider.tokenRequestCount == 1)
     }

@@ -9,20 +9,20 @@ import Testing
         let client = try OAuth2Client(
             metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
             configuration: ClientConfiguration(clientID: "cli"))
-        let session = Session(client: client, account: "alice")
-        #expect(session.key == SessionKey(issuer: "https://as.example.com", clientID: "cli", account: "alice"))
-        #expect(session.key == Session.key(for: client, account: "alice"))
-        #expect(Session(client: client).key.account == "default")
+        let session = TokenSession(client: client, account: "alice")
+        #expect(session.key == TokenSessionKey(issuer: "https://as.example.com", clientID: "cli", account: "alice"))
+        #expect(session.key == TokenSession.key(for: client, account: "alice"))
+        #expect(TokenSession(client: client).key.account == "default")
 
         // Without an issuer in the metadata, the token endpoint names the server.
         let bare = try OAuth2Client(
             metadata: try ServerMetadata(fields: ["token_endpoint": .string("https://as.example.com/oauth/token")]),
             configuration: ClientConfiguration(clientID: "cli"))
-        #expect(Session(client: bare, account: "bob").key == SessionKey(issuer: "https://as.example.com/oauth/token", clientID: "cli", account: "bob"))
+        #expect(TokenSession(client: bare, account: "bob").key == TokenSessionKey(issuer: "https://as.example.com/oauth/token", clientID: "cli", account: "bob"))
 
         // A session whose client adopted another DPoP key keeps its key.
-        let dpop = Session(client: client.withDPoP(DPoPOptions(key: try DPoPKey.generate())), account: "carol")
-        #expect(dpop.key == SessionKey(issuer: "https://as.example.com", clientID: "cli", account: "carol"))
+        let dpop = TokenSession(client: client.withDPoP(DPoPOptions(key: try DPoPKey.generate())), account: "carol")
+        #expect(dpop.key == TokenSessionKey(issuer: "https://as.example.com", clientID: "cli", account: "carol"))
     }
 
     @Test func theUncommonMembersAreDroppedWhenAllAreEmpty() throws {
@@ -50,7 +50,7 @@ import Testing
 
     @Test func aSubscriberIDIsNeverReused() {
         var state = SessionState()
-        let (_, first) = AsyncStream.makeStream(of: SessionEvent.self)
+        let (_, first) = AsyncStream.makeStream(of: TokenSessionEvent.self)
         state.nextSubscriberID &+= 1
         state.subscribers[state.nextSubscriberID] = first
         #expect(state.subscribers.count == 1)
@@ -65,7 +65,7 @@ import Testing
         let client = try OAuth2Client(
             metadata: ServerMetadata(issuer: URL(string: "https://as.example.com")!, tokenEndpoint: URL(string: "https://as.example.com/token")!),
             configuration: ClientConfiguration(clientID: "cli"))
-        let session = try await Session(client: client, tokens: TokenSet(accessToken: "at-0"))
+        let session = try await TokenSession(client: client, tokens: TokenSet(accessToken: "at-0"))
         do {
             _ = session.events()  // dropped at once: its termination removes it
         }

@@ -7,24 +7,24 @@ import Testing
 /// behind the session's back and notifies the observers, as a shared store would.
 private final class SharedMemoryStore: TokenStoreChangeObserving, Sendable {
     let records = MemoryTokenStore()
-    private let observers = Locked<[UInt64: (SessionKey, @Sendable (TokenStoreChange) -> Void)]>([:])
+    private let observers = Locked<[UInt64: (TokenSessionKey, @Sendable (TokenStoreChange) -> Void)]>([:])
     private let nextID = Locked<UInt64>(0)
 
     /// How many times `load` was called.
     let loads = Locked(0)
 
-    func load(_ key: SessionKey) async throws -> StoredSession? {
+    func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? {
         loads.withLock { $0 += 1 }
         return try await records.load(key)
     }
-    func save(_ session: StoredSession) async throws { try await records.save(session) }
-    func remove(_ key: SessionKey) async throws { try await records.remove(key) }
-    func list() async throws -> [SessionKey] { try await records.list() }
-    func withExclusiveAccess<T: Sendable>(to key: SessionKey, _ body: @Sendable () async throws -> T) async throws -> T {
+    func save(_ session: StoredTokenSession) async throws { try await records.save(session) }
+    func remove(_ key: TokenSessionKey) async throws { try await records.remove(key) }
+    func list() async throws -> [TokenSessionKey] { try await records.list() }
+    func withExclusiveAccess<T: Sendable>(to key: TokenSessionKey, _ body: @Sendable () async throws -> T) async throws -> T {
         try await records.withExclusiveAccess(to: key, body)
     }
 
-    func observeChanges(of key: SessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation {
+    func observeChanges(of key: TokenSessionKey, _ handler: @escaping @Sendable (TokenStoreChange) -> Void) -> TokenStoreObservation {
         let id = nextID.withLock { id in id += 1; return id }
         observers.withLock { $0[id] = (key, handler) }
         return TokenStoreObservation { [weak self] in self?.observers.withLock { $0[id] = nil } }
@@ -33,14 +33,14 @@ private final class SharedMemoryStore: TokenStoreChangeObserving, Sendable {
     var observerCount: Int { observers.withLock { $0.count } }
 
     /// Another replica's write (`session`) or removal (`nil`) of `key`, then its notification.
-    func changeElsewhere(_ key: SessionKey, to session: StoredSession?) async throws {
+    func changeElsewhere(_ key: TokenSessionKey, to session: StoredTokenSession?) async throws {
         if let session { try await records.save(session) } else { try await records.remove(key) }
         for (observed, handler) in observers.withLock({ Array($0.values) }) where observed == key { handler(.recordChanged) }
     }
 
     /// Another replica's write (`session`) or removal (`nil`) of `key` that nobody heard of,
     /// then the store's word that it may have missed changes (it reconnected).
-    func changeUnheard(_ key: SessionKey, to session: StoredSession?) async throws {
+    func changeUnheard(_ key: TokenSessionKey, to session: StoredTokenSession?) async throws {
         if let session { try await records.save(session) } else { try await records.remove(key) }
         for (_, handler) in observers.withLock({ Array($0.values) }) { handler(.changesMayHaveBeenMissed) }
     }
@@ -56,8 +56,8 @@ struct SessionStoreChangeTests {
     func adoptsAndSignsOut() async throws {
         let transport = StubTransport(status: 500, json: "{}")  // any request would fail the test
         let store = SharedMemoryStore()
-        let session = try await Session(client: Fixtures.client(transport), tokens: Self.fresh("at-1"), store: store)
-        let seen = Locked<[SessionEvent]>([])
+        let session = try await TokenSession(client: Fixtures.client(transport), tokens: Self.fresh("at-1"), store: store)
+        let seen = Locked<[TokenSessionEvent]>([])
         let events = session.events()  // subscribed now, before any change
         let listening = Task { for await event in events { seen.withLock { $0.append(event) } } }
         defer { listening.cancel() }
@@ -80,7 +80,7 @@ struct SessionStoreChangeTests {
     @Test("A notification of the session's own write changes nothing; the observation ends with the session")
     func ownWritesAndLifetime() async throws {
         let store = SharedMemoryStore()
-        var session: Session? = try await Session(client: Fixtures.client(StubTransport(status: 500, json: "{}")), tokens: Self.fresh("at-1"), store: store)
+        var session: TokenSession? = try await TokenSession(client: Fixtures.client(StubTransport(status: 500, json: "{}")), tokens: Self.fresh("at-1"), store: store)
         #expect(store.observerCount == 1)
         let key = try #require(session?.key)
         let record = try await store.load(key)
@@ -98,7 +98,7 @@ struct SessionStoreChangeTests {
     func missedChangesAreReadBeforeTheNextAnswer() async throws {
         let transport = StubTransport(status: 500, json: "{}")  // any request would fail the test
         let store = SharedMemoryStore()
-        let session = try await Session(client: Fixtures.client(transport), tokens: Self.fresh("at-1"), store: store)
+        let session = try await TokenSession(client: Fixtures.client(transport), tokens: Self.fresh("at-1"), store: store)
         var record = try #require(try await store.load(session.key))
         record.tokens = Self.fresh("at-2")
         let before = store.loads.withLock { $0 }

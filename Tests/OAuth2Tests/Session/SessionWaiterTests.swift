@@ -8,7 +8,7 @@ import Testing
 @Suite struct SessionWaiterTests {
     /// Starts `count` callers of `freshAccessToken()` and waits until every one of them
     /// waits for the renewal.
-    static func callers(_ count: Int, of session: Session, forcing: Bool = false) async -> [Task<String, any Error>] {
+    static func callers(_ count: Int, of session: TokenSession, forcing: Bool = false) async -> [Task<String, any Error>] {
         let before = session.waitingCallers
         let tasks = (0..<count).map { _ in
             Task { forcing ? try await session.refresh().accessToken : try await session.freshAccessToken() }
@@ -41,7 +41,7 @@ import Testing
             await gate.pass()
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         let tasks = await Self.callers(20, of: session)
         #expect(session.waitingCallers == 20)
         await gate.waitForArrivals()
@@ -64,7 +64,7 @@ import Testing
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         let tasks = await Self.callers(300, of: session)
         await gate.waitForArrivals()
         for task in tasks.dropLast() { task.cancel() }
@@ -84,7 +84,7 @@ import Testing
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens(), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens(), store: store)
         let tasks = await Self.callers(50, of: session)
         await gate.waitForArrivals()
         for task in tasks { task.cancel() }
@@ -108,7 +108,7 @@ import Testing
             await gates[count - 1].pass()
             return tokenResponse("at-\(count)", refreshToken: "rt-\(count)")
         }
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         let first = await Self.callers(10, of: session)
         await gates[0].waitForArrivals()
         first[3].cancel()
@@ -132,7 +132,7 @@ import Testing
 
     @Test func waiterSlotsAreCompactedAfterEachRenewal() async throws {
         let provider = ScriptedProvider()
-        let session = try await Session(client: try provider.client(), tokens: expiredTokens())
+        let session = try await TokenSession(client: try provider.client(), tokens: expiredTokens())
         for round in 1...3 {
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<100 { group.addTask { try await session.refresh().accessToken } }
@@ -147,7 +147,7 @@ import Testing
 
     @Test func aMemoryStoreKeepsNoLockForAnIdleKey() async throws {
         let store = MemoryTokenStore()
-        let key = SessionKey(issuer: "https://as.example.com", clientID: "c")
+        let key = TokenSessionKey(issuer: "https://as.example.com", clientID: "c")
         let gate = Gate()
         let holder = Task {
             try await store.withExclusiveAccess(to: key) { await gate.pass() }

@@ -28,7 +28,7 @@ final class ProgressLog: @unchecked Sendable {
         let store = MemoryTokenStore()
         var tokens = freshTokens("at-0", refreshToken: "rt-0")
         tokens.idToken = "id-token"
-        let session = try await Session(client: try provider.client(), tokens: tokens, store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: tokens, store: store)
         let recorder = EventRecorder(session)
         let log = ProgressLog()
         let result = await session.signOut(
@@ -58,7 +58,7 @@ final class ProgressLog: @unchecked Sendable {
         let provider = ScriptedProvider()
         provider.onRevoke { form in form["token_type_hint"] == "access_token" ? response(503, "") : response(200, "") }
         let store = MemoryTokenStore()
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"), store: store)
         let log = ProgressLog()
         let result = await session.signOut(.revokeAndRemove, progress: log.record)
         #expect(!result.succeeded)
@@ -83,7 +83,7 @@ final class ProgressLog: @unchecked Sendable {
         let metadata = ServerMetadata(issuer: URL(string: Fixtures.issuer)!, tokenEndpoint: URL(string: "https://as.example.com/token")!,
                                       revocationEndpoint: URL(string: "https://as.example.com/revoke")!)
         let client = try OAuth2Client(metadata: metadata, configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: provider.transport))
-        let session = try await Session(client: client, tokens: freshTokens("at-0", refreshToken: nil))
+        let session = try await TokenSession(client: client, tokens: freshTokens("at-0", refreshToken: nil))
         let log = ProgressLog()
         let result = await session.signOut(.all, progress: log.record)
         #expect(result.succeeded)
@@ -101,7 +101,7 @@ final class ProgressLog: @unchecked Sendable {
         let metadata = ServerMetadata(issuer: URL(string: Fixtures.issuer)!, tokenEndpoint: URL(string: "https://as.example.com/token")!)
         let client = try OAuth2Client(metadata: metadata, configuration: Fixtures.configuration(), environment: HTTPEnvironment(transport: provider.transport))
         let store = MemoryTokenStore()
-        let session = try await Session(client: client, tokens: freshTokens("at-0", refreshToken: "rt-0"), store: store)
+        let session = try await TokenSession(client: client, tokens: freshTokens("at-0", refreshToken: "rt-0"), store: store)
         let log = ProgressLog()
         let result = await session.signOut(.revokeAndRemove, progress: log.record)
         #expect(result.succeeded)
@@ -122,8 +122,8 @@ final class ProgressLog: @unchecked Sendable {
         let provider = ScriptedProvider()
         let store = MemoryTokenStore()
         let client = try provider.client()
-        let stale = try await Session(client: client, tokens: expiredTokens(), store: store)
-        let other = try #require(try await Session.restore(client: client, store: store))
+        let stale = try await TokenSession(client: client, tokens: expiredTokens(), store: store)
+        let other = try #require(try await TokenSession.restore(client: client, store: store))
         _ = try await other.freshAccessToken()
         _ = await stale.signOut(.revokeAndRemove)
         #expect(provider.revocationForms.map { $0["token"] } == ["at-1", "rt-1"])
@@ -132,7 +132,7 @@ final class ProgressLog: @unchecked Sendable {
     @Test func aStoreThatCannotRemoveIsReported() async throws {
         let provider = ScriptedProvider()
         let store = RecordingStore()
-        let session = try await Session(client: try provider.client(), tokens: freshTokens("at-0"), store: store)
+        let session = try await TokenSession(client: try provider.client(), tokens: freshTokens("at-0"), store: store)
         await store.setFailRemoves(true)
         let result = await session.signOut([.removeFromStore])
         #expect(result.failed == [.removeFromStore])

@@ -22,9 +22,9 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-date-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try FileTokenStore(directory: directory)
-        let key = SessionKey(issuer: "https://as.example.com", clientID: "c")
+        let key = TokenSessionKey(issuer: "https://as.example.com", clientID: "c")
         let tokens = TokenSet(accessToken: "at", issuedAt: Date(timeIntervalSince1970: 1_700_000_000), serverDate: Date(timeIntervalSince1970: 1_700_003_600))
-        try await store.save(StoredSession(key: key, tokens: tokens))
+        try await store.save(StoredTokenSession(key: key, tokens: tokens))
         let loaded = try #require(try await store.load(key))
         #expect(loaded.tokens.serverDate == tokens.serverDate)
         #expect(TokenExpiry.skew(loaded.tokens) == 3600)
@@ -77,7 +77,7 @@ import Testing
         let now = Date()
         let exp = Int(now.timeIntervalSince1970) + 3600
         let tokens = TokenSet(accessToken: jwt(#"{"exp":\#(exp)}"#), refreshToken: "rt-0", issuedAt: now, serverDate: now.addingTimeInterval(7200))
-        let session = try await Session(client: try provider.client(), tokens: tokens)
+        let session = try await TokenSession(client: try provider.client(), tokens: tokens)
         #expect(try await session.freshAccessToken() == "at-1")
     }
 }

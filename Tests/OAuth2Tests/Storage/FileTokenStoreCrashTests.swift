@@ -25,12 +25,12 @@ import Darwin
     static let writers = ["writer-1", "writer-2", "writer-3"]
     static let migrator = "migrator"
 
-    static func key(_ account: String) -> SessionKey {
-        SessionKey(issuer: "https://crash.example", clientID: "writer", account: account)
+    static func key(_ account: String) -> TokenSessionKey {
+        TokenSessionKey(issuer: "https://crash.example", clientID: "writer", account: account)
     }
 
     /// The sequence number of `session`, after checking every byte its child wrote for it.
-    static func sequence(of session: StoredSession, account: String) -> Int64? {
+    static func sequence(of session: StoredTokenSession, account: String) -> Int64? {
         let token = session.tokens.accessToken
         guard token.hasPrefix("seq="), let end = token.firstIndex(of: ";"), let seq = Int64(token[token.index(token.startIndex, offsetBy: 4)..<end])
         else { return nil }

@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 @Suite struct FileTokenStoreEncryptionTests {
-    let alice = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
+    let alice = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
 
     @Test func createsAPrivateKeyFileAndEncryptsWithIt() async throws {
         try await withTemporaryDirectory { directory in
@@ -111,7 +111,7 @@ import Darwin
 
     @Test func plainDocumentsAreEncryptedOnlyWhenAskedTo() async throws {
         try await withTemporaryDirectory { directory in
-            let bob = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "bob")
+            let bob = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "bob")
             let plain = try FileTokenStore(directory: directory)
             try await plain.save(sampleSession(alice))
             try await plain.save(sampleSession(bob))
@@ -126,7 +126,7 @@ import Darwin
 
     @Test func aCiphertextCopiedFromAnotherRecordDoesNotOpen() async throws {
         try await withTemporaryDirectory { directory in
-            let mallory = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "mallory")
+            let mallory = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "mallory")
             let store = try FileTokenStore(directory: directory, encryption: .key(Data(repeating: 5, count: 32)))
             try await store.save(sampleSession(alice, accessToken: "alice-token"))
             try await store.save(sampleSession(mallory, accessToken: "mallory-token"))

@@ -13,7 +13,7 @@ import Darwin
 /// under it never loses an update.
 @Suite struct FileTokenStoreLockTests {
     /// The key the worker's `increment` and `hold-lock` use.
-    let counter = SessionKey(issuer: "https://lock.example", clientID: "counter")
+    let counter = TokenSessionKey(issuer: "https://lock.example", clientID: "counter")
 
     /// What `increment` does, in this process.
     func increment(_ store: FileTokenStore, times: Int, pause: UInt64, inside: Occupancy? = nil) async throws {
@@ -23,7 +23,7 @@ import Darwin
                 let count = try await store.load(counter)?.additionalFields["count"]?.integerValue ?? 0
                 try await Task.sleep(nanoseconds: pause * 1_000_000)
                 try await store.save(
-                    StoredSession(key: counter, tokens: TokenSet(accessToken: "counter"), additionalFields: ["count": .integer(count + 1)]))
+                    StoredTokenSession(key: counter, tokens: TokenSet(accessToken: "counter"), additionalFields: ["count": .integer(count + 1)]))
                 await inside?.leave()
             }
         }
@@ -124,7 +124,7 @@ import Darwin
     @Test func otherKeysAreNotBlocked() async throws {
         try await withTemporaryDirectory { directory in
             let store = try FileTokenStore(directory: directory)
-            let other = SessionKey(issuer: "https://lock.example", clientID: "counter", account: "other")
+            let other = TokenSessionKey(issuer: "https://lock.example", clientID: "counter", account: "other")
             let value = try await store.withExclusiveAccess(to: counter) {
                 try await store.withExclusiveAccess(to: other) { 42 }
             }

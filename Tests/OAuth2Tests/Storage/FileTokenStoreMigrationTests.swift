@@ -5,7 +5,7 @@ import Testing
 /// A store written in schema version 1 (the flat layout of the 0.0.x snapshots) loads, and
 /// is rewritten in version 2 only after a successful load.
 @Suite struct FileTokenStoreMigrationTests {
-    let alice = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
+    let alice = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
 
     static func version1(account: String, accessToken: String = "old-access") -> String {
         """

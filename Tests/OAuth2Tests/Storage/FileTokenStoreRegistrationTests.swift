@@ -86,7 +86,7 @@ struct FileTokenStoreRegistrationTests {
             let store = try FileTokenStore(directory: directory, encryption: .key(Self.key))
             let registration = RegistrationStoreConformance.registration("c-1", secret: "sec-ret")
             let old = LegacyRegistrationRecord.session(registration, issuer: Self.issuer)
-            let session = StoreConformance.record(SessionKey(issuer: Self.issuer, clientID: "c-1", account: "alice"), access: "at")
+            let session = StoreConformance.record(TokenSessionKey(issuer: Self.issuer, clientID: "c-1", account: "alice"), access: "at")
             try await store.save(old)
             try await store.save(session)
             #expect(try await store.list() == [old.key, session.key])
@@ -102,8 +102,8 @@ struct FileTokenStoreRegistrationTests {
     @Test func aCorruptOldRecordIsAnErrorAndStaysInPlace() async throws {
         try await withTemporaryDirectory { directory in
             let store = try FileTokenStore(directory: directory)
-            let key = SessionKey(issuer: Self.issuer, clientID: "c-1", account: ".registration")
-            try await store.save(StoredSession(key: key, tokens: TokenSet(accessToken: "")))
+            let key = TokenSessionKey(issuer: Self.issuer, clientID: "c-1", account: ".registration")
+            try await store.save(StoredTokenSession(key: key, tokens: TokenSet(accessToken: "")))
             let error = await #expect(throws: TokenStoreError.self) { _ = try await store.loadRegistration(issuer: Self.issuer, clientID: "c-1") }
             #expect(error?.code == .corrupt)
             #expect(try await store.load(key) != nil, "not removed")

@@ -9,8 +9,8 @@ import Darwin
 #endif
 
 @Suite struct FileTokenStoreTests {
-    let alice = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
-    let bob = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "bob")
+    let alice = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice")
+    let bob = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "bob")
 
     @Test func savesAndLoadsASession() async throws {
         try await withTemporaryDirectory { directory in
@@ -43,13 +43,13 @@ import Darwin
         #expect(name.hasPrefix("alice-id.example.com-cli-"))
         #expect(name.hasSuffix(".json"))
         #expect(name.count == "alice-id.example.com-cli-".count + 16 + 5)
-        #expect(FileTokenStore.fileName(for: SessionKey(issuer: alice.issuer, clientID: "cli", account: "Alice")) != name)
+        #expect(FileTokenStore.fileName(for: TokenSessionKey(issuer: alice.issuer, clientID: "cli", account: "Alice")) != name)
         // Every byte of the key counts, and no separator makes two keys collide.
         #expect(
-            FileTokenStore.fileName(for: SessionKey(issuer: "a", clientID: "b-c", account: "d"))
-                != FileTokenStore.fileName(for: SessionKey(issuer: "a", clientID: "b", account: "c-d")))
+            FileTokenStore.fileName(for: TokenSessionKey(issuer: "a", clientID: "b-c", account: "d"))
+                != FileTokenStore.fileName(for: TokenSessionKey(issuer: "a", clientID: "b", account: "c-d")))
 
-        let hostile = SessionKey(issuer: "../../x", clientID: "/etc/passwd", account: "../../../..")
+        let hostile = TokenSessionKey(issuer: "../../x", clientID: "/etc/passwd", account: "../../../..")
         #expect(!FileTokenStore.fileName(for: hostile).contains("/"))
         #expect(!FileTokenStore.fileName(for: hostile).hasPrefix("."))
         try await withTemporaryDirectory { directory in
@@ -66,7 +66,7 @@ import Darwin
         try await withTemporaryDirectory { directory in
             let store = try FileTokenStore(directory: directory)
             #expect(try await store.list() == [])
-            let carol = SessionKey(issuer: "https://other.example", clientID: "app")
+            let carol = TokenSessionKey(issuer: "https://other.example", clientID: "app")
             for key in [bob, carol, alice] { try await store.save(sampleSession(key)) }
             try await store.withExclusiveAccess(to: alice) {}  // a lock file
             try Data("not a document".utf8).write(to: directory.appendingPathComponent("notes.txt"))

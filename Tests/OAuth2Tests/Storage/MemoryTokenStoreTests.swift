@@ -5,8 +5,8 @@ import Testing
 @Suite struct MemoryTokenStoreTests {
     @Test func keepsListsAndForgetsSessions() async throws {
         let store = MemoryTokenStore()
-        let alice = SessionKey(issuer: "https://b.example", clientID: "cli", account: "alice")
-        let bob = SessionKey(issuer: "https://a.example", clientID: "cli", account: "bob")
+        let alice = TokenSessionKey(issuer: "https://b.example", clientID: "cli", account: "alice")
+        let bob = TokenSessionKey(issuer: "https://a.example", clientID: "cli", account: "bob")
         await store.save(sampleSession(alice))
         await store.save(sampleSession(bob))
         #expect(await store.load(alice) == sampleSession(alice))
@@ -18,16 +18,16 @@ import Testing
 
     @Test func keepsTheSameAccountOfTwoClientsApart() async throws {
         let store = MemoryTokenStore()
-        let first = SessionKey(issuer: "https://a.example", clientID: "one", account: "alice")
-        let otherClient = SessionKey(issuer: "https://a.example", clientID: "two", account: "alice")
-        let otherIssuer = SessionKey(issuer: "https://b.example", clientID: "one", account: "alice")
+        let first = TokenSessionKey(issuer: "https://a.example", clientID: "one", account: "alice")
+        let otherClient = TokenSessionKey(issuer: "https://a.example", clientID: "two", account: "alice")
+        let otherIssuer = TokenSessionKey(issuer: "https://b.example", clientID: "one", account: "alice")
         await store.save(sampleSession(first, accessToken: "at-1"))
         await store.save(sampleSession(otherClient, accessToken: "at-2"))
         await store.save(sampleSession(otherIssuer, accessToken: "at-3"))
         #expect(await store.load(first)?.tokens.accessToken == "at-1")
         #expect(await store.load(otherClient)?.tokens.accessToken == "at-2")
         #expect(await store.load(otherIssuer)?.tokens.accessToken == "at-3")
-        #expect(await store.load(SessionKey(issuer: "https://a.example", clientID: "one", account: "bob")) == nil)
+        #expect(await store.load(TokenSessionKey(issuer: "https://a.example", clientID: "one", account: "bob")) == nil)
         #expect(await store.list() == [first, otherClient, otherIssuer])
         #expect(await store.clientCount == 3)
 
@@ -38,14 +38,14 @@ import Testing
 
     @Test func theLastRemovalOfAClientDropsItsGroup() async throws {
         let store = MemoryTokenStore()
-        let alice = SessionKey(issuer: "https://a.example", clientID: "cli", account: "alice")
-        let bob = SessionKey(issuer: "https://a.example", clientID: "cli", account: "bob")
+        let alice = TokenSessionKey(issuer: "https://a.example", clientID: "cli", account: "alice")
+        let bob = TokenSessionKey(issuer: "https://a.example", clientID: "cli", account: "bob")
         await store.save(sampleSession(alice))
         await store.save(sampleSession(bob))
         #expect(await store.clientCount == 1)
         await store.remove(alice)
         #expect(await store.clientCount == 1)
-        await store.remove(SessionKey(issuer: "https://z.example", clientID: "cli", account: "bob"))  // missing: no error
+        await store.remove(TokenSessionKey(issuer: "https://z.example", clientID: "cli", account: "bob"))  // missing: no error
         await store.remove(bob)
         #expect(await store.clientCount == 0)
         #expect(await store.list().isEmpty)
@@ -55,7 +55,7 @@ import Testing
 
     @Test func exclusiveAccessRunsOneBodyAtATime() async throws {
         let store = MemoryTokenStore()
-        let key = SessionKey(issuer: "https://a.example", clientID: "cli")
+        let key = TokenSessionKey(issuer: "https://a.example", clientID: "cli")
         let occupancy = Occupancy()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<10 {

@@ -29,7 +29,7 @@ struct RegistrationDocumentTests {
     }
 
     @Test func aTokenDocumentIsNotARegistrationNorTheOtherWayRound() throws {
-        let session = StoredSession(key: SessionKey(issuer: "i", clientID: "c"), tokens: TokenSet(accessToken: "a"))
+        let session = StoredTokenSession(key: TokenSessionKey(issuer: "i", clientID: "c"), tokens: TokenSet(accessToken: "a"))
         let error = #expect(throws: TokenStoreError.self) { _ = try RegistrationDocument(data: try TokenDocument(session: session).encoded()) }
         #expect(error?.code == .corrupt)
         let other = #expect(throws: TokenStoreError.self) {

@@ -128,7 +128,7 @@ import Testing
         #expect(document.version == 1)
         #expect(document.isLegacy)
         let session = document.session
-        #expect(session.key == SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice"))
+        #expect(session.key == TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice"))
         #expect(session.tokens.accessToken == "old-access")
         #expect(session.tokens.tokenType == .bearer)
         #expect(session.tokens.refreshToken == "old-refresh")

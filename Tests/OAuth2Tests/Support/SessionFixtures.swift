@@ -122,23 +122,23 @@ actor RecordingStore: TokenStore {
     func setFailRemoves(_ fail: Bool) { failRemoves = fail }
     func note(_ text: String) { operations.append(text) }
 
-    func load(_ key: SessionKey) async throws -> StoredSession? { await inner.load(key) }
+    func load(_ key: TokenSessionKey) async throws -> StoredTokenSession? { await inner.load(key) }
 
-    func save(_ session: StoredSession) async throws {
+    func save(_ session: StoredTokenSession) async throws {
         if failSaves { throw OAuth2Error(.invalidConfiguration, source: .client, message: "disk full (test)") }
         operations.append("save \(session.tokens.accessToken) \(session.tokens.refreshToken ?? "-")")
         await inner.save(session)
     }
 
-    func remove(_ key: SessionKey) async throws {
+    func remove(_ key: TokenSessionKey) async throws {
         if failRemoves { throw OAuth2Error(.invalidConfiguration, source: .client, message: "read-only (test)") }
         operations.append("remove")
         await inner.remove(key)
     }
 
-    func list() async throws -> [SessionKey] { await inner.list() }
+    func list() async throws -> [TokenSessionKey] { await inner.list() }
 
-    func withExclusiveAccess<T: Sendable>(to key: SessionKey, _ body: @Sendable () async throws -> T) async throws -> T {
+    func withExclusiveAccess<T: Sendable>(to key: TokenSessionKey, _ body: @Sendable () async throws -> T) async throws -> T {
         try await inner.withExclusiveAccess(to: key, body)
     }
 }
@@ -146,17 +146,17 @@ actor RecordingStore: TokenStore {
 /// Collects a session's events in the background.
 final class EventRecorder: @unchecked Sendable {
     private let lock = NSLock()
-    private var storage: [SessionEvent] = []
+    private var storage: [TokenSessionEvent] = []
     private var task: Task<Void, Never>?
 
-    init(_ session: Session) {
+    init(_ session: TokenSession) {
         let stream = session.events()
         task = Task { [weak self] in
             for await event in stream { self?.lock.withLock { self?.storage.append(event) } }
         }
     }
 
-    var events: [SessionEvent] { lock.withLock { storage } }
+    var events: [TokenSessionEvent] { lock.withLock { storage } }
 
     /// The events' kinds, e.g. `["refreshed at-1", "signedOut sign_in_required"]`.
     var summary: [String] {

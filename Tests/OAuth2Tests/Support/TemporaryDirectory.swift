@@ -37,11 +37,11 @@ func jsonObject(_ url: URL) throws -> [String: Any] {
 
 /// A session with whole-second dates (documents keep seconds since 1970 as numbers).
 func sampleSession(
-    _ key: SessionKey = SessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice"),
+    _ key: TokenSessionKey = TokenSessionKey(issuer: "https://id.example.com", clientID: "cli", account: "alice"),
     accessToken: String = "access-1",
     additionalFields: [String: JSONValue] = [:]
-) -> StoredSession {
-    StoredSession(
+) -> StoredTokenSession {
+    StoredTokenSession(
         key: key,
         tokens: TokenSet(
             accessToken: accessToken, tokenType: .dpop, refreshToken: "refresh-1", idToken: "id.token.sig",

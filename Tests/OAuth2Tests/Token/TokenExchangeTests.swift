@@ -210,7 +210,7 @@ import Testing
     @Test func aSessionExchangesItsCurrentAccessTokenAndKeepsItsTokens() async throws {
         let transport = StubTransport(json: Self.exchanged)
         let client = try Fixtures.client(transport)
-        let session = try await Session(client: client, tokens: freshTokens("session-at"))
+        let session = try await TokenSession(client: client, tokens: freshTokens("session-at"))
         let answer = try await session.exchange(audiences: ["downstream"])
         #expect(answer.issuedToken == "new-at")
         let sent = try #require(transport.sent.first)
@@ -223,7 +223,7 @@ import Testing
     @Test func aSessionWithoutTokensAsksForSignIn() async throws {
         let client = try Fixtures.client(StubTransport(json: Self.exchanged))
         do {
-            _ = try await Session(client: client).exchange(audiences: ["x"])
+            _ = try await TokenSession(client: client).exchange(audiences: ["x"])
             Issue.record("exchanged without tokens")
         } catch let error as OAuth2Error {
             #expect(error.code == .signInRequired)
