@@ -65,12 +65,21 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // The bottom layer: JOSE (JWS, JWK and JWK sets, signing keys), the strict JSON reader,
-        // the JSON value, encodings. Depends on nothing of ours: an import of `OAuth2` here is a
-        // compile error.
+        // What several modules share and no user sees (`package` access, not a product): the
+        // lock box, the async lock, the one deadline helper and its clock, HTML escaping,
+        // secure random bytes, form encoding, constant-time comparison, child processes, the
+        // blocking-I/O queue. Foundation only.
+        .target(
+            name: "OAuth2Internals",
+            swiftSettings: strictSettings
+        ),
+        // The bottom layer: JOSE only (JWS, JWK and JWK sets, signing keys, base64url), the
+        // strict JSON reader, the JSON value. Depends on nothing of ours but the internals: an
+        // import of `OAuth2` here is a compile error.
         .target(
             name: "OAuth2JOSE",
             dependencies: [
+                "OAuth2Internals",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -80,6 +89,7 @@ let package = Package(
         .target(
             name: "OAuth2",
             dependencies: [
+                "OAuth2Internals",
                 "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -110,7 +120,7 @@ let package = Package(
         // libsecret headers; the C target holds only the data layouts, and links nothing.
         .target(
             name: "OAuth2SecretService",
-            dependencies: ["OAuth2", "OAuth2JOSE", "CSecretServiceShim"],
+            dependencies: ["OAuth2", "OAuth2JOSE", "OAuth2Internals", "CSecretServiceShim"],
             swiftSettings: strictSettings
         ),
         .target(name: "CSecretServiceShim"),
@@ -119,6 +129,7 @@ let package = Package(
         .target(
             name: "OAuth2InteractiveSignIn",
             dependencies: [
+                "OAuth2Internals",
                 "OAuth2", "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -134,6 +145,7 @@ let package = Package(
         .target(
             name: "OAuth2Postgres",
             dependencies: [
+                "OAuth2Internals",
                 "OAuth2",
                 // `PostgresReplayStore` and `PostgresWebSessionStore`: OAuth2Web's replay records and
                 // web sessions, shared by a fleet of replicas.
@@ -154,6 +166,7 @@ let package = Package(
         .target(
             name: "OAuth2Web",
             dependencies: [
+                "OAuth2Internals",
                 "OAuth2", "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -202,6 +215,7 @@ let package = Package(
         .target(
             name: "OAuth2Testing",
             dependencies: [
+                "OAuth2Internals",
                 "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -223,7 +237,7 @@ let package = Package(
         .executableTarget(
             name: "OAuth2CLI",
             dependencies: [
-                "OAuth2", "OAuth2JOSE", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
+                "OAuth2", "OAuth2JOSE", "OAuth2Internals", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
                 // `--store postgres`, in a build with the Postgres trait.
                 .target(name: "OAuth2Postgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
@@ -287,7 +301,7 @@ let package = Package(
         .target(
             name: "OAuth2TestSupport",
             dependencies: [
-                "OAuth2",
+                "OAuth2", "OAuth2Internals",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -323,16 +337,22 @@ let package = Package(
             path: "Tests/OAuth2TestWorker",
             swiftSettings: strictSettings
         ),
+        // The shared internals: the deadline helper on an injected clock, the locks, the encodings.
+        .testTarget(
+            name: "OAuth2InternalsTests",
+            dependencies: ["OAuth2Internals", "OAuth2TestSupport"],
+            swiftSettings: strictSettings
+        ),
         // The bottom layer's rules (JOSE, strict JSON, encodings), with nothing of `OAuth2` in scope.
         .testTarget(
             name: "OAuth2JOSETests",
-            dependencies: ["OAuth2JOSE", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["OAuth2JOSE", "OAuth2Internals", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "OAuth2Tests",
             dependencies: [
-                "OAuth2", "OAuth2TestSupport",
+                "OAuth2", "OAuth2Internals", "OAuth2TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
@@ -364,7 +384,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2InteractiveSignInTests",
             dependencies: [
-                "OAuth2", "OAuth2JOSE", "OAuth2InteractiveSignIn", "OAuth2TestSupport", "OAuth2Testing",
+                "OAuth2", "OAuth2JOSE", "OAuth2Internals", "OAuth2InteractiveSignIn", "OAuth2TestSupport", "OAuth2Testing",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -375,7 +395,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2WebTests",
             dependencies: [
-                "OAuth2Web", "OAuth2", "OAuth2JOSE", "OAuth2TestSupport", "OAuth2Testing",
+                "OAuth2Web", "OAuth2", "OAuth2JOSE", "OAuth2Internals", "OAuth2TestSupport", "OAuth2Testing",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -405,7 +425,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2PostgresTests",
             dependencies: [
-                "OAuth2", "OAuth2Postgres", "OAuth2Testing", "OAuth2TestSupport", "OAuth2Web",
+                "OAuth2", "OAuth2Internals", "OAuth2Postgres", "OAuth2Testing", "OAuth2TestSupport", "OAuth2Web",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
@@ -470,7 +490,7 @@ let package = Package(
             dependencies: [
                 "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2TestSupport",
                 // The web sign-in and the resource server's checks, against real providers.
-                "OAuth2Web", "OAuth2JOSE",
+                "OAuth2Web", "OAuth2JOSE", "OAuth2Internals",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// The root command.

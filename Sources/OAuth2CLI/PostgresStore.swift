@@ -3,6 +3,7 @@ import Logging
 import OAuth2
 
 #if Postgres
+import OAuth2Internals
 import OAuth2Postgres
 import PostgresNIO
 #endif

@@ -1,6 +1,7 @@
 import Foundation
+import OAuth2Internals
 import OAuth2JOSE
-@_spi(Tooling) import OAuth2
+import OAuth2
 
 /// Opens a URL in the user's browser: `$BROWSER` first, then `xdg-open`, then (on macOS)
 /// `open`.

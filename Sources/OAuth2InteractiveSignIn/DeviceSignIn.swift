@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+import OAuth2Internals
 
 /// Device sign-in (RFC 8628) for a terminal: shows the user code, the verification URI
 /// and a QR code of the complete verification URI, counts down while the client polls,
@@ -165,19 +166,10 @@ public struct DeviceSignIn: Sendable {
             }
         }
         guard let timeout else { return try await poll() }
-        return try await withThrowingTaskGroup(of: TokenSet?.self) { group in
-            group.addTask { try await poll() }
-            group.addTask {
-                // Wall-clock time: the user's patience is not measured on the polling clock.
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let tokens = first else {
-                throw OAuth2Error(.timeout, source: .client, message: "The device sign-in was not approved within \(timeout.components.seconds) seconds.")
-            }
-            return tokens
-        }
+        // Wall-clock time: the user's patience is not measured on the polling clock.
+        return try await withDeadline(timeout, clock: .continuous, onTimeout: {
+            throw OAuth2Error(.timeout, source: .client, message: "The device sign-in was not approved within \(timeout.components.seconds) seconds.")
+        }, operation: poll)
     }
 
     /// The QR code to draw for `authorization`, per ``qrCode``; `nil` when none.

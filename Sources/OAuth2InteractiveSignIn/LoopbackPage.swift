@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import OAuth2Internals
 import OAuth2JOSE
 
 /// The texts of the pages the loopback listener shows the browser.

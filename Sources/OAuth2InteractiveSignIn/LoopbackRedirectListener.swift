@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OAuth2
+import OAuth2Internals
 
 /// A one-shot HTTP listener on a loopback address that receives an authorization response
 /// (RFC 8252 §7.3, loopback interface redirection).
@@ -201,23 +202,15 @@ public final class LoopbackRedirectListener: Sendable {
             throw OAuth2Error(.invalidRequest, source: .client, message: "The listener is already waiting for a callback, or has finished.")
         }
         do {
-            let url = try await withThrowingTaskGroup(of: URL?.self) { group in
-                group.addTask { try await self.acceptLoop(verdict: verdict) }
-                if let timeout {
-                    group.addTask {
-                        try await Task.sleep(for: timeout)
-                        return nil
-                    }
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { return URL?.none }
-                return first
+            let accept: @Sendable () async throws -> URL = { try await self.acceptLoop(verdict: verdict) }
+            let url: URL
+            if let timeout {
+                let message = "No sign-in response arrived at \(redirectURI.absoluteString) within \(Self.describe(timeout))."
+                url = try await withDeadline(timeout, onTimeout: { throw OAuth2Error(.timeout, source: .client, message: message) }, operation: accept)
+            } else {
+                url = try await accept()
             }
             await close()
-            guard let url else {
-                let seconds = timeout.map { " within \(Self.describe($0))" } ?? ""
-                throw OAuth2Error(.timeout, source: .client, message: "No sign-in response arrived at \(redirectURI.absoluteString)\(seconds).")
-            }
             return url
         } catch let error as OAuth2Error {
             await close()
@@ -262,8 +255,8 @@ public final class LoopbackRedirectListener: Sendable {
         return (items.queryItems ?? []).map { ($0.name, $0.value ?? "") }
     }
 
-    /// Judges callbacks until one ends the wait; `nil` never (cancellation ends it by throwing).
-    private func acceptLoop(verdict: @Sendable (URL) -> Verdict) async throws -> URL? {
+    /// Judges callbacks until one ends the wait (cancellation and closing end it by throwing).
+    private func acceptLoop(verdict: @Sendable (URL) -> Verdict) async throws -> URL {
         while let callback = await state.next() {
             switch verdict(callback.url) {
             case .accept:

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 import OAuth2JOSE
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OAuth2Internals
 
 /// A JWS signature algorithm (RFC 7518 §3, RFC 8037).
 ///

@@ -1,3 +1,5 @@
+import OAuth2Internals
+
 /// What a ``LazyJSONObject`` holds.
 package struct LazyJSONObjectState {
     /// The document's bytes; empty once decoded or when made from a dictionary.

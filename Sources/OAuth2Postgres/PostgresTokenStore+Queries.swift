@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import OAuth2
+import OAuth2Internals
 import PostgresNIO
 
 // Every query the store sends goes through these guards. PostgresNIO 1.33.2 writes a query
@@ -149,34 +150,13 @@ extension PostgresTokenStore {
         _ operation: String, on connection: PostgresConnection, timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let timeout = timeout ?? configuration.queryTimeout
-        let pending = Locked<CheckedContinuation<T, any Error>?>(nil)
-        let tasks = Locked<[Task<Void, Never>]>([])
-        let finish: @Sendable (Result<T, any Error>, _ timedOut: Bool) -> Void = { result, timedOut in
-            guard let continuation = pending.withLock({ value -> CheckedContinuation<T, any Error>? in
-                defer { value = nil }
-                return value
-            }) else { return }
-            for task in tasks.withLock({ $0 }) { task.cancel() }
+        // A cancelled caller still waits for the query (within the deadline): the connection
+        // must not go back to the pool with a query, perhaps a transaction, still on it.
+        return try await OAuth2Internals.withDeadline(timeout, waitsForOperationWhenCancelled: true, onTimeout: {
             // Closed before the caller hears of it, and so before the pool can lend it again.
-            if timedOut { let _: EventLoopFuture<Void> = connection.close() }
-            continuation.resume(with: result)
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                pending.withLock { $0 = continuation }
-                let work = Task {
-                    do { finish(.success(try await body()), false) } catch { finish(.failure(error), false) }
-                }
-                let timer = Task {
-                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                    finish(.failure(PostgresTokenStoreError(.connectionFailed, "\(operation) failed: no answer from the database within \(timeout)")), true)
-                }
-                tasks.withLock { $0 = [work, timer] }
-                if pending.withLock({ $0 == nil }) { work.cancel(); timer.cancel() }
-            }
-        } onCancel: {
-            for task in tasks.withLock({ $0 }) { task.cancel() }
-        }
+            let _: EventLoopFuture<Void> = connection.close()
+            throw PostgresTokenStoreError(.connectionFailed, "\(operation) failed: no answer from the database within \(timeout)")
+        }, operation: body)
     }
 
     /// Rolls back the transaction on `connection`, if the connection is still there (a

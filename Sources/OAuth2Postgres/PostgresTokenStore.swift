@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 import PostgresNIO
 import ServiceLifecycle

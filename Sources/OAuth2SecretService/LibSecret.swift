@@ -2,6 +2,7 @@ import CSecretServiceShim
 import Dispatch
 import Foundation
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import OAuth2Internals
 
 extension TestProvider {
     /// Plays the user's browser for one step: GETs `url` (an authorization URL, an
@@ -99,17 +100,9 @@ extension TestProvider {
         if method == .POST { headers.add(name: "Content-Length", value: String(body.count)) }
         let request = HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
         do {
-            return try await withThrowingTaskGroup(of: Answer?.self) { tasks in
-                tasks.addTask { try await exchange(request, body: body, host: host, port: port, group: group) }
-                tasks.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { tasks.cancelAll() }
-                guard let first = try await tasks.next(), let result = first else {
-                    throw TestProviderError(.browser, "\(url.path) did not answer within \(timeout).")
-                }
-                return result
+            let path = url.path
+            return try await withDeadline(timeout, onTimeout: { throw TestProviderError(.browser, "\(path) did not answer within \(timeout).") }) {
+                try await exchange(request, body: body, host: host, port: port, group: group)
             }
         } catch let error as TestProviderError {
             throw error

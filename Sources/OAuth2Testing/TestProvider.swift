@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 import OAuth2JOSE
 
 /// An OpenID provider on 127.0.0.1 for your own tests and demos: discovery, a JWK set with

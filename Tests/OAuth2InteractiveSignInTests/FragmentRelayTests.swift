@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @_spi(Tooling) import OAuth2
+import OAuth2Internals
 import Testing
 @testable import OAuth2InteractiveSignIn
 

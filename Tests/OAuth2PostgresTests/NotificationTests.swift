@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import OAuth2
+import OAuth2Internals
 @testable import OAuth2Postgres
 import OAuth2TestSupport
 import PostgresNIO

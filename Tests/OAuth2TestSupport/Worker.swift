@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import OAuth2Internals
 
 /// The `OAuth2TestWorker` executable, built beside the test bundle (`.build/<config>/`);
 /// `OAUTH2_TEST_WORKER` names another.
@@ -26,7 +27,7 @@ public enum Worker {
 
     /// Starts the worker (or `executable`, which starts it) with `arguments`; its standard
     /// output is the child's `standardOutput` pipe.
-    @_spi(Tooling) public static func start(_ arguments: [String], environment: [String: String]? = nil, executable: URL? = nil) throws -> ChildProcess {
+    package static func start(_ arguments: [String], environment: [String: String]? = nil, executable: URL? = nil) throws -> ChildProcess {
         try ChildProcess.spawn((executable ?? url).path, arguments: arguments, environment: environment, standardOutput: .pipe)
     }
 

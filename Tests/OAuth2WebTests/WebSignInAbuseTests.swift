@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2Internals
 import OAuth2TestSupport
 import OAuth2Testing
 @testable import OAuth2Web

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// What a call may add to an authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1).
 public struct AuthorizationOptions: Sendable {

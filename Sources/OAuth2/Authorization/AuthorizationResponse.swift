@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// A successful authorization response: the code, checked against its request.
 public struct AuthorizationResponse: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// The response types of the legacy implicit grant (RFC 6749 §4.2, OIDC Core §3.2).
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OAuth2Internals
 
 /// Proof Key for Code Exchange (RFC 7636), always with `S256`.
 public struct PKCE: Sendable, Hashable, CustomStringConvertible {

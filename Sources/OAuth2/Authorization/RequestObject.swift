@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// A signed request object (JAR, RFC 9101; OpenID Connect Core §6): the authorization
 /// request's parameters as the claims of a JWT, with `iss` (the client id), `aud` (the

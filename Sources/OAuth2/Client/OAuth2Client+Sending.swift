@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 
 extension OAuth2Client {
     /// POSTs an authenticated form request: the client's authentication is applied, the

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// A JWT that authenticates a client (RFC 7523 §2.2, OIDC Core §9): `client_secret_jwt`
 /// signs it with the client secret (HMAC), `private_key_jwt` with the client's private key.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 
 /// Client authentication at the token, PAR, revocation, introspection and device
 /// authorization endpoints.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 
 /// The key pair that DPoP (RFC 9449) binds tokens to: it signs a proof for every request, and
 /// its RFC 7638 thumbprint is what a bound token's `cnf.jkt` names.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 
 /// Removes secrets from everything the library logs or puts in an error message.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Metrics
+import OAuth2Internals
 import Tracing
 
 /// What the library reports through swift-metrics and swift-distributed-tracing: the

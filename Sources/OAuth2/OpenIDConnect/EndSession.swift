@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// What to put in an RP-initiated logout request (OpenID Connect RP-Initiated Logout 1.0).
 public struct EndSessionOptions: Sendable, Hashable {

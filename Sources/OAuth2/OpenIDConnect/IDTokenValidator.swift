@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// How ID tokens are validated, beyond what OIDC Core fixes.
 public struct IDTokenValidationOptions: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 
 /// A provider's JWK set, fetched from its `jwks_uri` and cached.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OAuth2Internals
 
 /// One renewal of a ``TokenSession``, run in a task of its own under the store's exclusive lock: re-read
 /// the record, renew only if the stored token still needs it, save before returning.

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// A session's mutable state, behind one lock (``Locked``): its current tokens, the
 /// renewal in flight with everyone waiting for it, the back-off after a transient failure,

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// A ``TokenSession``'s link to a store that hears of changes made elsewhere
 /// (``TokenStoreChangeObserving``): on each change, one reload of the record at a time, and

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OAuth2Internals
 
 // A session's DPoP options (RFC 9449): those of the client it was created with, until it
 // reads a stored record whose tokens are bound to another key — then that key, so that

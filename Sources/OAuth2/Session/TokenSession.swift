@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OAuth2Internals
 
 /// The one stateful object per signed-in identity: its current ``TokenSet``, kept fresh and
 /// kept in a ``TokenStore``.

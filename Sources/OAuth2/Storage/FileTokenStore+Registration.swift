@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OAuth2Internals
 
 /// Client registrations in a ``FileTokenStore``: one registration document
 /// (`RegistrationDocument`, JSON of its own kind) per registration, in the subdirectory

@@ -8,6 +8,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import OAuth2Internals
 
 /// A ``TokenStore`` that keeps one JSON document per session in a private directory, and
 /// that several processes can share.

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// The locks of a store, one per name, created on first use and kept for the life of the
 /// store.

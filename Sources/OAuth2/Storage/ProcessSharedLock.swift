@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import OAuth2Internals
 
 /// An exclusive lock that several processes share through a lock file (`flock(2)`), and
 /// that tasks of one process share too.

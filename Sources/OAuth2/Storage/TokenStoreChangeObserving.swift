@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// A ``TokenStore`` that other processes or replicas change too, and that hears of their
 /// changes — the PostgreSQL store of `OAuth2Postgres`, through `LISTEN`/`NOTIFY`.

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// A JWT used as an authorization grant (RFC 7523 §2.1, §3): the claims of an assertion
 /// the library signs for the JWT bearer grant.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 
 /// Reading the answers of the token, revocation, introspection and device endpoints:
 /// lenient about the shape (JSON or form bodies, errors inside an HTTP 200, empty error

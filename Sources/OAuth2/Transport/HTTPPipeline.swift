@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import OAuth2Internals
 
 /// The path every request of the library takes: the configuration's extra headers, default
 /// headers where those set none, interceptors, the transport under one total deadline (with
@@ -76,30 +77,17 @@ struct HTTPPipeline: Sendable {
     private func withDeadline(
         _ deadline: Duration, latest: Locked<Attempt?>?, _ operation: @escaping @Sendable () async throws -> (HTTPResponse, Data)
     ) async throws -> (HTTPResponse, Data) {
-        typealias T = (HTTPResponse, Data)
-        let clock = self.clock
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await clock.sleep(deadline)
-                return nil  // the deadline passed first
-            }
-            defer { group.cancelAll() }
-            let first: T??
-            do {
-                first = try await group.next()
-            } catch {
-                throw Self.map(error)  // the caller's cancellation may reach the sleeper first
-            }
-            guard let first, let value = first else {
+        do {
+            return try await OAuth2Internals.withDeadline(deadline, clock: clock, onTimeout: {
                 if let latest = latest?.withLock({ $0 }) { return try latest.get() }
                 var error = OAuth2Error(
                     .timeout, source: .transport,
                     message: "No complete answer within \(Self.describe(deadline)) (connection, headers and body); the request was abandoned and its connection closed.")
                 error.deadline = deadline
                 throw error
-            }
-            return value
+            }, operation: operation)
+        } catch {
+            throw Self.map(error)  // the caller's cancellation becomes `cancelled`
         }
     }
 

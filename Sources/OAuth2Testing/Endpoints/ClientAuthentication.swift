@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import OAuth2Internals
 
 extension ProviderCore {
     /// The opening of every client-authenticated POST endpoint: the method, the form body,

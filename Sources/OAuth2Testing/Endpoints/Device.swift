@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import OAuth2Internals
 import OAuth2JOSE
 
 extension TestProvider {

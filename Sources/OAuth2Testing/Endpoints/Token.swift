@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOHTTP1
+import OAuth2Internals
 import OAuth2JOSE
 
 extension ProviderCore {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import OAuth2Internals
 import OAuth2JOSE
 
 /// The provider's behaviour: routing, scripted failures, and the endpoints (in

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// Checks a JWS's signature with the keys of an issuer's ``TrustedIssuer/KeySource``: what
@@ -52,7 +53,7 @@ package struct IssuerSignatureCheck: Sendable {
                 refreshInBackground(cache, issuer: issuer, now: now)
             } else {
                 do {
-                    keys = try await withDeadline(keyFetchDeadline, clock: clock) { try await cache.keys(now: now) }
+                    keys = try await withDeadline(keyFetchDeadline, clock: clock, onTimeout: { throw DeadlineExceeded() }) { try await cache.keys(now: now) }
                 } catch {
                     logger.debug("JWK set unavailable", metadata: ["issuer": "\(issuer)", "error": "\(Self.describe(error))"])
                     return .unavailable
@@ -63,7 +64,7 @@ package struct IssuerSignatureCheck: Sendable {
                 // A key the set lacks: the issuer may have rotated its keys. One refetch,
                 // rate-limited by the cache, and bounded in time.
                 do {
-                    if let refreshed = try await withDeadline(keyFetchDeadline, clock: clock, { try await cache.refreshed(now: now) }) {
+                    if let refreshed = try await withDeadline(keyFetchDeadline, clock: clock, onTimeout: { throw DeadlineExceeded() }, operation: { try await cache.refreshed(now: now) }) {
                         failure = Self.failure(jws, keys: refreshed)
                     }
                 } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import OAuth2Internals
 import OAuth2JOSE
 
 /// A client's back-channel logout endpoint (its registered `backchannel_logout_uri`),

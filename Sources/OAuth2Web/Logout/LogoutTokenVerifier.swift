@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// Verifies the logout tokens a provider sends to this client's back-channel logout

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// Verifies JWT access tokens (RFC 9068) for an API that trusts one or more authorization

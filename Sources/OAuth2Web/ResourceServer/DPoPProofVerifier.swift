@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// Checks DPoP proofs (RFC 9449 §4.3, §7) at a resource server.

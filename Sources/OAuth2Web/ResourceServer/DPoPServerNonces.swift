@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OAuth2Internals
 import OAuth2JOSE
 
 /// Server-issued DPoP nonces (RFC 9449 §9): a value the client must put into its proofs,

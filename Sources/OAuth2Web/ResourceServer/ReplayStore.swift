@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 import OAuth2JOSE
 
 /// Where the resource server records the one-time values it has seen — the `jti` of each

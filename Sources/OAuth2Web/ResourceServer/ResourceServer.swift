@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// The access-token check of an API (an OAuth 2.0 resource server), independent of any web

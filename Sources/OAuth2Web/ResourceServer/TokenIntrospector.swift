@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// Checks opaque access tokens at the authorization server's introspection endpoint

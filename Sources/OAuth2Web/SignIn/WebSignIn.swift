@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// OpenID Connect sign-in for a web app (a confidential client), independent of any web

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Tooling) import OAuth2
+import OAuth2Internals
 import OAuth2TestSupport
 import Testing
 

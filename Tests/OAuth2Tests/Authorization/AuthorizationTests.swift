@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 import Testing
 @testable import OAuth2
 

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import InMemoryTracing
 import MetricsTestKit
+import OAuth2Internals
 import Testing
 import Tracing
 @testable import OAuth2

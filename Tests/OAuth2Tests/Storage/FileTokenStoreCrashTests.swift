@@ -1,7 +1,8 @@
 import Foundation
+import OAuth2Internals
 import Testing
 @_spi(Tooling) @testable import OAuth2
-@_spi(Tooling) import OAuth2TestSupport
+import OAuth2TestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @_spi(Tooling) @testable import OAuth2
-@_spi(Tooling) import OAuth2TestSupport
+import OAuth2TestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 @testable import OAuth2
+import OAuth2Internals
 
 /// An authorization server and a resource server behind a ``StubTransport``: the token
 /// endpoint answers from a script, the resource server accepts the access tokens the test

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import OAuth2Internals
 @_exported import OAuth2TestSupport
 @testable import OAuth2
 

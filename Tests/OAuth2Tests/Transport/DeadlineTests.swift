@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 import Testing
 @testable import OAuth2
 

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 import OAuth2TestSupport
 @testable import OAuth2Web

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 
 /// The logic of `KeychainTokenStore`, over any ``KeychainItems``: compiled and tested on
 /// every platform; on Apple platforms `KeychainTokenStore` runs it over the `SecItem`

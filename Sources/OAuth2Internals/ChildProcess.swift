@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// A child process started with `posix_spawn`, every descriptor but its standard ones
-/// closed in the child. Not part of the library's API (`@_spi(Tooling)`): the browser
+/// closed in the child. Not part of the library's API (`package`): the browser
 /// launcher and the project's tests start processes with it.
 ///
 /// Why not Foundation's `Process`: on Linux, `Process.run()` lists `/proc/self/fd` to
@@ -18,10 +18,9 @@ import Darwin
 /// SIGSEGV (seen in this project's test runs: a crash in `memcpy` under `Process.run()`
 /// at a page-aligned address). Here the closing is `posix_spawn_file_actions_addclosefrom_np`
 /// (glibc 2.34 and later) or `POSIX_SPAWN_CLOEXEC_DEFAULT` (Darwin), done by the C library.
-@_spi(Tooling)
-public final class ChildProcess: Sendable {
+package final class ChildProcess: Sendable {
     /// What a standard descriptor of the child is connected to.
-    public enum Stream: Sendable {
+    package enum Stream: Sendable {
         /// `/dev/null`.
         case null
         /// This process's own descriptor of the same number.
@@ -33,7 +32,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// How the child ended.
-    public enum Termination: Sendable, Equatable {
+    package enum Termination: Sendable, Equatable {
         /// It exited with this status.
         case exited(Int32)
         /// A signal ended it.
@@ -41,23 +40,23 @@ public final class ChildProcess: Sendable {
     }
 
     /// Why a child could not be started.
-    public struct SpawnError: Error, CustomStringConvertible {
+    package struct SpawnError: Error, CustomStringConvertible {
         /// The `errno` value.
-        public var code: Int32
+        package var code: Int32
         /// The executable.
-        public var executable: String
+        package var executable: String
         /// A sentence naming the executable and the system's reason.
-        public var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
+        package var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
     }
 
     /// The child's process identifier.
-    public let processIdentifier: pid_t
+    package let processIdentifier: pid_t
     /// The reading end of the child's standard output, when it is a `.pipe`.
-    public let standardOutput: FileHandle?
+    package let standardOutput: FileHandle?
     /// The reading end of the child's standard error, when it is a `.pipe`.
-    public let standardError: FileHandle?
+    package let standardError: FileHandle?
     /// The writing end of the child's standard input, when it is a `.pipe`.
-    public let standardInput: FileHandle?
+    package let standardInput: FileHandle?
 
     /// How the child ended, once reaped.
     private let ended = Locked<Termination?>(nil)
@@ -75,7 +74,7 @@ public final class ChildProcess: Sendable {
     /// `environment` (this process's own when `nil`).
     ///
     /// - Throws: ``SpawnError`` when the executable cannot be started.
-    public static func spawn(
+    package static func spawn(
         _ executable: String, arguments: [String], environment: [String: String]? = nil,
         standardInput: Stream = .null, standardOutput: Stream = .inherit, standardError: Stream = .inherit
     ) throws -> ChildProcess {
@@ -153,7 +152,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Sends `signal` to the child (nothing once it has been reaped).
-    public func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         ended.withLock { ended in
             if ended == nil { _ = kill(processIdentifier, signal) }
         }
@@ -161,7 +160,7 @@ public final class ChildProcess: Sendable {
 
     /// Blocks until the child ends; returns how (every call, the same answer).
     @discardableResult
-    public func waitUntilExit() -> Termination {
+    package func waitUntilExit() -> Termination {
         reaping.withLock { _ in
             if let ended = ended.withLock({ $0 }) { return ended }
             var status: Int32 = 0
@@ -175,7 +174,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits, on a thread of its own, until the child ends; returns how.
-    public func termination() async -> Termination {
+    package func termination() async -> Termination {
         await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: self.waitUntilExit()) }.start()
         }

@@ -21,7 +21,7 @@ import Musl
 /// `NSLock`, it costs no second object: only the lock primitive itself.
 package struct Locked<Value>: @unchecked Sendable {
     /// The value and the lock.
-    @usableFromInline let storage: LockedStorage<Value>
+    @usableFromInline package let storage: LockedStorage<Value>
 
     /// A new box holding `value`.
     @inlinable package init(_ value: Value) {
