@@ -14,6 +14,7 @@ import Testing
         #expect(settings.publicURL == nil)
         #expect(settings.scopes == ["openid", "profile", "email"])
         #expect(settings.caFile == nil)
+        #expect(settings.postgresURL == nil)
         #expect(settings.defaultPublicURL(port: 41234).absoluteString == "http://127.0.0.1:41234")
     }
 
@@ -23,7 +24,8 @@ import Testing
             "OAUTH2_EXAMPLE_ISSUER": "https://id.example.com/realms/demo", "OAUTH2_EXAMPLE_CLIENT_ID": "web",
             "OAUTH2_EXAMPLE_CLIENT_SECRET": "s3cret", "OAUTH2_EXAMPLE_HOST": "::1", "OAUTH2_EXAMPLE_PORT": "0",
             "OAUTH2_EXAMPLE_PUBLIC_URL": "https://app.example.com", "OAUTH2_EXAMPLE_SCOPES": "openid  orders:read",
-            "OAUTH2_EXAMPLE_CA_FILE": "/etc/ca.pem",
+            "OAUTH2_EXAMPLE_CA_FILE": "/etc/ca.pem", "OAUTH2_EXAMPLE_POSTGRES_URL": "postgres://app@db.internal/app",
+            "OAUTH2_EXAMPLE_POSTGRES_KEYS": "k1:AAAA", "OAUTH2_EXAMPLE_POSTGRES_SCHEMA": "web",
         ])
         #expect(settings.issuer?.absoluteString == "https://id.example.com/realms/demo")
         #expect(settings.clientID == "web")
@@ -33,13 +35,17 @@ import Testing
         #expect(settings.scopes == ["openid", "orders:read"])
         #expect(settings.caFile == "/etc/ca.pem")
         #expect(settings.defaultPublicURL(port: 8080).absoluteString == "http://[::1]:8080")
+        #expect(settings.postgresURL == "postgres://app@db.internal/app")
+        #expect(settings.encryptionKeys == "k1:AAAA")
+        #expect(settings.postgresSchema == "web")
     }
 
-    @Test("An issuer without a client id, a port out of range, a public URL that is not http(s): refused")
+    @Test("An issuer without a client id, a port out of range, a public URL that is not http(s), PostgreSQL without keys: refused")
     func refused() {
         for environment in [
             ["OAUTH2_EXAMPLE_ISSUER": "https://id.example.com"], ["OAUTH2_EXAMPLE_PORT": "65536"], ["OAUTH2_EXAMPLE_PORT": "http"],
             ["OAUTH2_EXAMPLE_PUBLIC_URL": "ftp://app.example.com"], ["OAUTH2_EXAMPLE_ISSUER": "not a url", "OAUTH2_EXAMPLE_CLIENT_ID": "x"],
+            ["OAUTH2_EXAMPLE_POSTGRES_URL": "postgres://app@db.internal/app"],
         ] {
             #expect(throws: SettingsError.self, "\(environment)") { try ExampleSettings(environment: environment) }
         }

@@ -46,7 +46,7 @@ struct BenchClient {
                 // Inline sizes of what a TokenSession holds (for BENCHMARKS.md's memory notes).
                 print("OAuth2Client", MemoryLayout<OAuth2Client>.size, "ServerMetadata", MemoryLayout<ServerMetadata>.size,
                       "ClientConfiguration", MemoryLayout<ClientConfiguration>.size, "TokenSet", MemoryLayout<TokenSet>.size,
-                      "Session.Options", MemoryLayout<Session.Options>.size, "SessionKey", MemoryLayout<SessionKey>.size,
+                      "TokenSession.Options", MemoryLayout<TokenSession.Options>.size, "TokenSessionKey", MemoryLayout<TokenSessionKey>.size,
                       "StoredTokenSession", MemoryLayout<StoredTokenSession>.size)
             case "raw-verify" where arguments.count == 3:
                 try idTokens(file: arguments[1], count: Int(arguments[2]) ?? 0, raw: true)
