@@ -16,12 +16,16 @@ configuration.idTokenValidation = IDTokenValidationOptions(
     allowedAlgorithms: [.es256, .edDSA],                 // nil: the provider's list, else RS256; never "none"
     leeway: 30,                                          // clock tolerance for exp, iat, auth_time
     trustedAudiences: ["https://api.example.com"])       // any other extra audience is refused
-configuration.requestDeadline = .seconds(10)             // connect + head + whole body, retries included
-configuration.retryPolicy = .never                       // no retry of discovery, JWK set, UserInfo, introspection
+// snippet.end
+
+// snippet.deadline
+var environment = HTTPEnvironment()
+environment.requestDeadline = .seconds(10)               // connect + head + whole body, retries included
+environment.retryPolicy = .never                         // no retry of discovery, JWK set, UserInfo, introspection
 // snippet.end
 
 // snippet.refusals
-let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration)
+let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration, environment: environment)
 let request = try await client.startAuthorization()     // PKCE S256, state, nonce: always
 do {
     let tokens = try await client.completeAuthorization(callbackURL: callbackURL, request: request)
@@ -39,12 +43,3 @@ do {
     }
 }
 // snippet.end
-
-// snippet.deadline
-// One call with its own deadline, whatever the client's configuration says.
-let fresh = try await OAuth2Client.withRequestDeadline(.seconds(5)) {
-    try await client.clientCredentials()
-}
-// snippet.end
-// snippet.hide
-_ = fresh

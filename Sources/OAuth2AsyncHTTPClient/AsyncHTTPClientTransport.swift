@@ -69,7 +69,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     /// reads them: see ``ProxyEnvironment``; pass `ProxyEnvironment()` for none).
     ///
     /// - Parameters:
-    ///   - options: timeouts and the response size limit.
+    ///   - options: the connect timeout and the response size limit.
     ///   - tls: the certificate authorities to trust and the lowest TLS version.
     ///   - proxies: the HTTP proxies to use; `nil` reads them from `environment`.
     ///   - environment: where `SSL_CERT_FILE` and the proxy variables are read (the
@@ -98,9 +98,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tlsConfiguration,
             redirectConfiguration: .disallow,
-            timeout: .init(
-                connect: .nanoseconds(Self.nanoseconds(options.connectTimeout)),
-                read: .nanoseconds(Self.nanoseconds(options.timeout))),
+            // The exchange's one time limit is the request deadline, which cancels the
+            // request: no read timeout of the client's own.
+            timeout: .init(connect: .nanoseconds(Self.nanoseconds(options.connectTimeout))),
             decompression: .enabled(limit: .size(options.maximumResponseSize))
         )
         configuration.httpVersion = .automatic
@@ -178,7 +178,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         do {
             let client = proxied.isEmpty ? self.client : proxies.proxy(for: url).flatMap { proxied[$0] } ?? self.client
-            let response = try await client.execute(outgoing, timeout: .nanoseconds(Self.nanoseconds(options.timeout)))
+            let response = try await client.execute(outgoing, deadline: .distantFuture)
             var fields = HTTPFields()
             for header in response.headers {
                 if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }

@@ -64,11 +64,9 @@ enum CLI {
         let task = Task { () async throws -> Void in
             let global = (asyncCommand as? any TakesGlobalOptions)?.global
             reporting.withLock { $0 = Reporting(global) }
-            // --http-timeout bounds every exchange of the command.
-            guard let deadline = try global?.requestDeadline() else {
-                return try await asyncCommand.run()
-            }
-            try await OAuth2Client.withRequestDeadline(deadline) { try await asyncCommand.run() }
+            // --http-timeout bounds every exchange of the command (Context.environment).
+            try global?.validateHTTPTimeout()
+            try await asyncCommand.run()
         }
         let interrupt = Interrupt.onSIGINT { task.cancel() }
         defer { interrupt.cancel() }

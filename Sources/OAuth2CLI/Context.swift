@@ -17,8 +17,10 @@ struct Context {
     }
 
     var profileName: String { global.profileName }
-    /// How the tool talks HTTP: ``transport`` and the `-v` logger.
-    var environment: HTTPEnvironment { HTTPEnvironment(transport: Self.transport, logger: logger) }
+    /// How the tool talks HTTP: ``transport``, `--http-timeout` and the `-v` logger.
+    var environment: HTTPEnvironment {
+        HTTPEnvironment(transport: Self.transport, requestDeadline: global.requestDeadline, logger: logger)
+    }
     var profiles: ProfileStore { ProfileStore(configDirectory: global.configDirectory) }
 
     /// The profile; a missing one means "sign in first" (exit 5).

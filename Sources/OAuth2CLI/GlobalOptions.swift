@@ -61,11 +61,14 @@ struct GlobalOptions: ParsableArguments {
         return [arguments[index]] + leading + arguments[(index + 1)...]
     }
 
-    /// The deadline of each exchange, when `--http-timeout` sets one.
-    func requestDeadline() throws -> Duration? {
-        guard let httpTimeout else { return nil }
-        guard httpTimeout > 0 else { throw ValidationError("--http-timeout must be a positive number of seconds.") }
-        return .seconds(httpTimeout)
+    /// The deadline of each exchange: `--http-timeout`, else the library's (30 s).
+    var requestDeadline: Duration {
+        httpTimeout.map { .seconds($0) } ?? HTTPEnvironment.defaultRequestDeadline
+    }
+
+    /// Refuses an `--http-timeout` that is not a positive number of seconds.
+    func validateHTTPTimeout() throws {
+        if let httpTimeout, httpTimeout <= 0 { throw ValidationError("--http-timeout must be a positive number of seconds.") }
     }
 
     var profileName: String {

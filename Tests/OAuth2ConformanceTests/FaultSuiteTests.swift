@@ -41,12 +41,13 @@ import Testing
         _ base: URL, transport: any HTTPTransport, log: CapturedLog, expectsTimeout: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> OAuth2Client {
-        var configuration = ClientConfiguration(clientID: "fault-client", clientSecret: clientSecret)
-        configuration.requestDeadline = expectsTimeout ? .seconds(5) : .seconds(300)
+        let configuration = ClientConfiguration(clientID: "fault-client", clientSecret: clientSecret)
         let metadata = ServerMetadata(
             issuer: base, tokenEndpoint: base.appendingPathComponent("token"), userInfoEndpoint: base.appendingPathComponent("userinfo"))
-        let pipeline = HTTPPipeline(
-            transport: transport, interceptors: [], logger: log.logger(level: .trace), userAgent: "fault-suite", additionalHeaders: [:])
+        let environment = HTTPEnvironment(
+            transport: transport, requestDeadline: expectsTimeout ? .seconds(5) : .seconds(300),
+            logger: log.logger(level: .trace), userAgent: "fault-suite")
+        let pipeline = environment.pipeline()
         return try OAuth2Client(metadata: metadata, configuration: configuration, pipeline: pipeline.configured(by: configuration), now: now)
     }
 

@@ -17,12 +17,11 @@ import Testing
     }
 
     static func client(_ server: LocalHTTPServer, transport: any HTTPTransport, deadline: Duration = .seconds(2)) throws -> OAuth2Client {
-        var configuration = ClientConfiguration(clientID: "client-1", clientSecret: "s3cret-value")
-        configuration.requestDeadline = deadline
+        let configuration = ClientConfiguration(clientID: "client-1", clientSecret: "s3cret-value")
         let metadata = ServerMetadata(
             issuer: server.baseURL, tokenEndpoint: server.baseURL.appendingPathComponent("token"),
             userInfoEndpoint: server.baseURL.appendingPathComponent("userinfo"))
-        return try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport))
+        return try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport, requestDeadline: deadline))
     }
 
     /// A body long enough to take minutes at one byte per 250 ms.

@@ -35,12 +35,12 @@ import Testing
             if server.lock.withLock({ server.failing }) { throw URLError(.cannotConnectToHost) }
             return jsonResponse(200, server.lock.withLock { server.answers[token] } ?? #"{"active":false}"#)
         }
-        var configuration = ClientConfiguration(clientID: "orders-api", clientSecret: "api-secret")
-        configuration.retryPolicy = .never
+        let configuration = ClientConfiguration(clientID: "orders-api", clientSecret: "api-secret")
         let metadata = ServerMetadata(
             issuer: URL(string: TestIssuer.issuer)!, tokenEndpoint: URL(string: "https://id.example.com/token")!,
             introspectionEndpoint: URL(string: "https://id.example.com/introspect")!)
-        let client = try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport))
+        let client = try OAuth2Client(
+            metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport, retryPolicy: .never))
         let introspector = TokenIntrospector(
             client: client, accepting: accepting, issuer: nil, policy: policy, logger: CapturedLog().logger(), now: date.function)
         return (introspector, transport)

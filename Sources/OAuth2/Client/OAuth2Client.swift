@@ -132,23 +132,6 @@ public struct OAuth2Client: Sendable {
     /// The logger this client writes to.
     public var logger: Logger { pipeline.logger }
 
-    /// The deadline set by ``withRequestDeadline(_:isolation:operation:)`` for the current task.
-    @TaskLocal static var deadlineOverride: Duration?
-
-    /// Runs `operation` with every exchange it makes — with any client, sessions included —
-    /// bounded by `deadline` instead of the client's ``ClientConfiguration/requestDeadline``.
-    ///
-    /// ```swift
-    /// let token = try await OAuth2Client.withRequestDeadline(.seconds(5)) {
-    ///     try await session.freshAccessToken()
-    /// }
-    /// ```
-    public static func withRequestDeadline<T>(
-        _ deadline: Duration, isolation: isolated (any Actor)? = #isolation, operation: () async throws -> T
-    ) async rethrows -> T {
-        try await $deadlineOverride.withValue(deadline, operation: operation)
-    }
-
     func endpoint(_ url: URL?, _ name: String) throws(OAuth2Error) -> URL {
         guard let url else {
             throw .client(.missingEndpoint, "The server has no \(name).")

@@ -57,19 +57,6 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// referrers) and cannot be sender-constrained or refreshed. See
     /// ``OAuth2Client/implicitAuthorizationRequest(_:options:)``.
     public var allowsImplicitGrant = false
-    /// The longest one exchange with the server may take: connecting, the response's head,
-    /// its whole body, and the retries of ``retryPolicy``. Past it the client abandons the
-    /// request, closes its connection and throws ``OAuth2Error/Code/timeout`` (transient).
-    /// A server that answers one byte at a time cannot hold a call longer than this.
-    /// Default 30 s; one call can set its own with
-    /// ``OAuth2Client/withRequestDeadline(_:isolation:operation:)``.
-    public var requestDeadline: Duration = ClientConfiguration.defaultRequestDeadline
-    /// Which exchanges are repeated after a transient failure (discovery, JWK set,
-    /// UserInfo and introspection by default; token requests never), and how often.
-    public var retryPolicy = RetryPolicy()
-
-    /// The default ``requestDeadline``: 30 s.
-    public static let defaultRequestDeadline: Duration = .seconds(30)
 
     /// Creates a configuration.
     public init(

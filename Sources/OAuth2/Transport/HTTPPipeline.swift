@@ -13,19 +13,17 @@ struct HTTPPipeline: Sendable {
     var userAgent: String
     var additionalHeaders: [RequestKind: HTTPFields]
     /// The longest one exchange may take — connection, headers, the whole body, and every
-    /// retry — unless ``OAuth2Client/withRequestDeadline(_:isolation:operation:)`` says otherwise.
-    var deadline: Duration = ClientConfiguration.defaultRequestDeadline
+    /// retry (``HTTPEnvironment/requestDeadline``).
+    var deadline: Duration = HTTPEnvironment.defaultRequestDeadline
     /// Which exchanges are repeated after a transient failure, and how.
     var retryPolicy = RetryPolicy()
     /// Where deadlines and back-offs are measured.
     var clock = PipelineClock.continuous
 
-    /// The pipeline with the deadline, retries and extra headers of `configuration`.
+    /// The pipeline with the extra headers of `configuration`.
     func configured(by configuration: ClientConfiguration) -> HTTPPipeline {
         var pipeline = self
         pipeline.additionalHeaders = configuration.additionalHeaders
-        pipeline.deadline = configuration.requestDeadline
-        pipeline.retryPolicy = configuration.retryPolicy
         return pipeline
     }
 
@@ -51,7 +49,6 @@ struct HTTPPipeline: Sendable {
         if Task.isCancelled {
             throw OAuth2Error(.cancelled, source: .transport, message: "The request was cancelled before it was sent.")
         }
-        let deadline = OAuth2Client.deadlineOverride ?? self.deadline
         let ends = clock.elapsed() + deadline
         // With retries, the outcome of the latest attempt: when the deadline ends the
         // retries, the caller gets it rather than a bare timeout.

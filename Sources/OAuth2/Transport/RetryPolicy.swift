@@ -7,7 +7,7 @@ import Foundation
 /// Attempts are spaced by exponential back-off with full jitter (a random delay between
 /// zero and `initialBackoff × 2^(attempt−1)`, at most ``maximumBackoff``); a `Retry-After`
 /// the server sends replaces the back-off. Every attempt and every wait stays inside the
-/// request deadline (``ClientConfiguration/requestDeadline``): a `Retry-After` longer than
+/// request deadline (``HTTPEnvironment/requestDeadline``): a `Retry-After` longer than
 /// the time left ends the retries, and the caller gets the server's answer with its
 /// ``OAuth2Error/retryAfter``; a deadline that passes during a retry ends it, and the caller
 /// gets the outcome of the latest attempt that completed (a reset, a 503), not a bare timeout.

@@ -35,11 +35,16 @@ public final class URLSessionTransport: HTTPTransport {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCredentialStorage = nil
-        configuration.timeoutIntervalForRequest = options.timeout.timeInterval
-        configuration.timeoutIntervalForResource = options.timeout.timeInterval
+        // The exchange's one time limit is the request deadline, which cancels the task:
+        // URLSession's own limits (60 s of silence by default) are put out of its way.
+        configuration.timeoutIntervalForRequest = Self.noLimit
+        configuration.timeoutIntervalForResource = Self.noLimit
         self.session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
         self.options = options
     }
+
+    /// URLSession's time limits, set beyond any request deadline (a day).
+    private static let noLimit: TimeInterval = 86_400
 
     deinit {
         session.finishTasksAndInvalidate()
@@ -70,7 +75,7 @@ public final class URLSessionTransport: HTTPTransport {
             throw OAuth2Error.client(.invalidConfiguration, "The request has no valid URL.")
         }
         urlRequest.httpBody = body
-        urlRequest.timeoutInterval = options.timeout.timeInterval
+        urlRequest.timeoutInterval = Self.noLimit
         let data: Data
         let response: URLResponse
         do {

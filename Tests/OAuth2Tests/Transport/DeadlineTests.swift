@@ -24,12 +24,16 @@ import Testing
         }
     }
 
+    /// A client sending through `transport` in an environment `configure` changed, its
+    /// deadlines and back-offs measured on `clock`.
     static func client(
-        _ transport: any HTTPTransport, clock: ImmediateClock, configuration: ClientConfiguration = Fixtures.configuration()
+        _ transport: any HTTPTransport, clock: ImmediateClock, configure: (inout HTTPEnvironment) -> Void = { _ in }
     ) throws -> OAuth2Client {
-        var pipeline = HTTPPipeline(
-            transport: transport, interceptors: [], logger: .init(label: "test"), userAgent: "t", additionalHeaders: [:])
+        var environment = HTTPEnvironment(transport: transport, logger: .init(label: "test"), userAgent: "t")
+        configure(&environment)
+        var pipeline = environment.pipeline()
         pipeline.clock = PipelineClock(clock)
+        let configuration = Fixtures.configuration()
         return try OAuth2Client(
             metadata: Fixtures.metadata, configuration: configuration, pipeline: pipeline.configured(by: configuration), now: { Date() })
     }
@@ -38,7 +42,7 @@ import Testing
         let clock = ImmediateClock()
         let transport = Silent()
         let client = try Self.client(transport, clock: clock)
-        #expect(ClientConfiguration(clientID: "c").requestDeadline == .seconds(30))
+        #expect(HTTPEnvironment(transport: transport).requestDeadline == .seconds(30))
         await #expect {
             _ = try await client.clientCredentials()
         } throws: { error in
@@ -50,23 +54,22 @@ import Testing
         #expect(transport.cancelled == 1)  // the transport's work was cancelled, not left running
     }
 
-    @Test func aClientAndACallEachSetTheirOwnDeadline() async throws {
-        var configuration = Fixtures.configuration()
-        configuration.requestDeadline = .seconds(7)
+    @Test func theEnvironmentSetsTheDeadline() async throws {
         let clock = ImmediateClock()
-        let client = try Self.client(Silent(), clock: clock, configuration: configuration)
-        await #expect(throws: OAuth2Error.self) { _ = try await client.clientCredentials() }
-        try await OAuth2Client.withRequestDeadline(.seconds(2)) {
-            await #expect(throws: OAuth2Error.self) { _ = try await client.clientCredentials() }
+        let client = try Self.client(Silent(), clock: clock) { $0.requestDeadline = .seconds(7) }
+        await #expect {
+            _ = try await client.clientCredentials()
+        } throws: { error in
+            (error as? OAuth2Error)?.deadline == .seconds(7)
         }
-        #expect(clock.sleeps == [.seconds(7), .seconds(2)])
+        #expect(clock.sleeps == [.seconds(7)])
     }
 
-    @Test func aChangedConfigurationCarriesItsDeadline() async throws {
+    @Test func aClientWithAnotherConfigurationKeepsItsEnvironmentsDeadline() async throws {
         let clock = ImmediateClock()
-        let client = try Self.client(Silent(), clock: clock)
+        let client = try Self.client(Silent(), clock: clock) { $0.requestDeadline = .seconds(3) }
         var configuration = client.configuration
-        configuration.requestDeadline = .seconds(3)
+        configuration.scopes = ["other"]
         let changed = try OAuth2Client(metadata: client.metadata, configuration: configuration, pipeline: client.pipeline.configured(by: configuration), now: { Date() })
         await #expect(throws: OAuth2Error.self) { _ = try await changed.clientCredentials() }
         #expect(clock.sleeps == [.seconds(3)])
@@ -140,10 +143,8 @@ import Testing
 
     @Test func aRetryAfterBeyondTheDeadlineEndsTheRetriesWithTheServersAnswer() async throws {
         let clock = ImmediateClock(horizon: .seconds(29))
-        var configuration = Fixtures.configuration()
-        configuration.retryPolicy.maximumBackoff = .seconds(60)
         let transport = Self.scripted([.success(response(503, #"{"error":"temporarily_unavailable"}"#, headers: [.retryAfter: "40"]))])
-        let client = try DeadlineTests.client(transport, clock: clock, configuration: configuration)
+        let client = try DeadlineTests.client(transport, clock: clock) { $0.retryPolicy.maximumBackoff = .seconds(60) }
         await #expect {
             _ = try await client.introspect("token-to-check")
         } throws: { error in
@@ -156,10 +157,10 @@ import Testing
     @Test func aTokenRequestIsNeverRepeated() async throws {
         let clock = ImmediateClock(horizon: .seconds(29))
         for answer in [Result<(HTTPResponse, Data), OAuth2Error>.success(Self.unavailable), .failure(Self.reset)] {
-            var configuration = Fixtures.configuration()
-            configuration.retryPolicy.kinds.insert(.token)  // asked for, still refused
             let transport = Self.scripted([answer, .success(tokenResponse("at"))])
-            let client = try DeadlineTests.client(transport, clock: clock, configuration: configuration)
+            let client = try DeadlineTests.client(transport, clock: clock) {
+                $0.retryPolicy.kinds.insert(.token)  // asked for, still refused
+            }
             await #expect {
                 _ = try await client.refresh(expiredTokens())
             } throws: { error in
@@ -186,11 +187,9 @@ import Testing
         await #expect(throws: OAuth2Error.self) { _ = try await DeadlineTests.client(always, clock: clock).introspect("token-to-check") }
         #expect(always.sent.count == 3)
 
-        var configuration = Fixtures.configuration()
-        configuration.retryPolicy = .never
         let once = Self.scripted([.failure(Self.reset)])
         await #expect(throws: OAuth2Error.self) {
-            _ = try await DeadlineTests.client(once, clock: clock, configuration: configuration).introspect("token-to-check")
+            _ = try await DeadlineTests.client(once, clock: clock) { $0.retryPolicy = .never }.introspect("token-to-check")
         }
         #expect(once.sent.count == 1)
     }
