@@ -46,10 +46,8 @@ extension PostgresTokenStore: RegistrationStore {
         try await withRegistrationConnection(operation) { connection in
             var document = RegistrationDocument(issuer: issuer, registration: registration, updatedAt: self.configuration.now())
             do {
-                if var existing = try await self.readRegistration(issuer: issuer, clientID: clientID, on: connection) {
-                    existing.registration = registration
-                    existing.updatedAt = document.updatedAt
-                    document = existing
+                if let existing = try await self.readRegistration(issuer: issuer, clientID: clientID, on: connection) {
+                    document = existing.replacing(registration, at: document.updatedAt)
                 }
             } catch let error as PostgresTokenStoreError where error.code == .corrupt {
                 // Unreadable: replaced by the new registration.

@@ -26,11 +26,7 @@ extension SecretServiceTokenStore: RegistrationStore {
             issuer: issuer, clientID: clientID, from: self,
             read: {
                 guard let data = try await self.lookupRegistration(issuer: issuer, clientID: clientID) else { return nil }
-                let document = try RegistrationDocument(data: data)
-                guard document.issuer == issuer, document.clientID == clientID else {
-                    throw TokenStoreError(.conflict, "the keyring item of the registration of \(clientID) holds another one")
-                }
-                return document.registration
+                return try RegistrationDocument(data: data, storedFor: clientID, at: issuer, record: "the keyring item").registration
             },
             save: { try await self.saveRegistration($0, issuer: issuer) })
     }
@@ -45,16 +41,8 @@ extension SecretServiceTokenStore: RegistrationStore {
     public func saveRegistration(_ registration: ClientRegistration, issuer: String) async throws {
         let clientID = registration.clientID
         try await locks.lock(registrationLockPath(issuer: issuer, clientID: clientID)).withLock {
-            var document = RegistrationDocument(issuer: issuer, registration: registration)
-            if let existing = try await self.lookupRegistration(issuer: issuer, clientID: clientID) {
-                do {
-                    document = try RegistrationDocument(data: existing)
-                    document.registration = registration
-                    document.updatedAt = Date()
-                } catch let error as TokenStoreError where error.code == .corrupt {
-                    document = RegistrationDocument(issuer: issuer, registration: registration)
-                }
-            }
+            let document = try RegistrationDocument.updating(
+                try await self.lookupRegistration(issuer: issuer, clientID: clientID), with: registration, issuer: issuer)
             let text = String(decoding: try document.encoded(), as: UTF8.self)
             let library = try LibSecret.load(self.libraryName)
             let collection = self.collection

@@ -46,9 +46,7 @@ extension FileTokenStore: RegistrationStore {
                         guard existing.issuer == issuer, existing.clientID == registration.clientID else {
                             throw TokenStoreError(.conflict, "the registration document of \(registration.clientID) holds another one", path: path)
                         }
-                        document = existing
-                        document.registration = registration
-                        document.updatedAt = Date()
+                        document = existing.replacing(registration, at: Date())
                         envelope = outer
                     }
                 }

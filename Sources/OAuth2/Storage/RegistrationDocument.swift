@@ -111,6 +111,45 @@ package struct RegistrationDocument: Sendable, Hashable {
         self.additionalFields = object.filter { !Self.topLevelMembers.contains($0.key) }
     }
 
+    /// Reads the document a store keeps for `clientID` at `issuer`.
+    ///
+    /// - Parameter record: what held it, for the message (`"the Keychain item"`).
+    /// - Throws: as ``init(data:)``, and ``TokenStoreError/Code/conflict`` when the document
+    ///   holds another registration.
+    package init(data: Data, storedFor clientID: String, at issuer: String, record: String) throws {
+        try self.init(data: data)
+        guard self.issuer == issuer, self.clientID == clientID else {
+            throw TokenStoreError(.conflict, "\(record) of the registration of \(clientID) holds another one")
+        }
+    }
+
+    /// The document to write for `registration` where `existing` (the bytes in place, if
+    /// any) is: `existing` with its registration replaced and the members this version does
+    /// not know kept, or a new document when there is none or it is unreadable.
+    ///
+    /// - Throws: ``TokenStoreError/Code/unsupportedVersion`` when `existing` comes from a
+    ///   newer, incompatible version.
+    package static func updating(
+        _ existing: Data?, with registration: ClientRegistration, issuer: String, at date: Date = Date()
+    ) throws -> RegistrationDocument {
+        if let existing {
+            do {
+                return try RegistrationDocument(data: existing).replacing(registration, at: date)
+            } catch let error as TokenStoreError where error.code == .corrupt {
+                // Unreadable: replaced by the new registration.
+            }
+        }
+        return RegistrationDocument(issuer: issuer, registration: registration, updatedAt: date)
+    }
+
+    /// This document with `registration` in place of its own, written at `date`.
+    package func replacing(_ registration: ClientRegistration, at date: Date) -> RegistrationDocument {
+        var document = self
+        document.registration = registration
+        document.updatedAt = date
+        return document
+    }
+
     /// The document as JSON (keys sorted): version 1, or the newer version it was read in
     /// when that version declared itself compatible.
     ///

@@ -81,4 +81,39 @@ struct RegistrationDocumentTests {
         let error = #expect(throws: TokenStoreError.self) { _ = try RegistrationDocument(data: try Self.data(object)) }
         #expect(!"\(String(describing: error))".contains("rat-c-1"))
     }
+
+    @Test func aDocumentStoredForAnotherRegistrationIsAConflict() throws {
+        let data = try RegistrationDocument(issuer: "https://id.example.com", registration: Self.registration).encoded()
+        let read = try RegistrationDocument(data: data, storedFor: "c-1", at: "https://id.example.com", record: "the item")
+        #expect(read.clientID == "c-1")
+        for (clientID, issuer) in [("c-2", "https://id.example.com"), ("c-1", "https://other.example.com")] {
+            let error = #expect(throws: TokenStoreError.self) {
+                _ = try RegistrationDocument(data: data, storedFor: clientID, at: issuer, record: "the item")
+            }
+            #expect(error?.code == .conflict)
+            #expect(error?.message.hasPrefix("the item of the registration of \(clientID)") == true)
+        }
+    }
+
+    @Test func updatingKeepsTheUnknownMembersAndReplacesAnUnreadableDocument() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var object = try Self.object(RegistrationDocument(issuer: "i", registration: Self.registration, updatedAt: Date(timeIntervalSince1970: 1)))
+        object["later"] = .string("kept")
+        let renewed = RegistrationStoreConformance.registration("c-1", secret: "new-secret")
+        let updated = try RegistrationDocument.updating(try Self.data(object), with: renewed, issuer: "i", at: now)
+        #expect(updated.registration == renewed)
+        #expect(updated.updatedAt == now)
+        #expect(updated.additionalFields == ["later": .string("kept")])
+
+        for existing in [nil, Data("not json".utf8)] {
+            let fresh = try RegistrationDocument.updating(existing, with: renewed, issuer: "i", at: now)
+            #expect(fresh == RegistrationDocument(issuer: "i", registration: renewed, updatedAt: now))
+        }
+
+        object["version"] = .integer(9)  // a newer, incompatible writer: refused, not overwritten
+        let error = #expect(throws: TokenStoreError.self) {
+            _ = try RegistrationDocument.updating(try Self.data(object), with: renewed, issuer: "i", at: now)
+        }
+        #expect(error?.code == .unsupportedVersion)
+    }
 }

@@ -23,11 +23,7 @@ extension KeychainItemStore: RegistrationStore {
             read: {
                 let query = self.registrationQuery(Self.registrationAccount(issuer: issuer, clientID: clientID))
                 guard let data = try await self.copyData(query, "loading a registration") else { return nil }
-                let document = try RegistrationDocument(data: data)
-                guard document.issuer == issuer, document.clientID == clientID else {
-                    throw TokenStoreError(.conflict, "the Keychain item of the registration of \(clientID) holds another one")
-                }
-                return document.registration
+                return try RegistrationDocument(data: data, storedFor: clientID, at: issuer, record: "the Keychain item").registration
             },
             save: { try await self.saveRegistration($0, issuer: issuer) })
     }
@@ -40,16 +36,8 @@ extension KeychainItemStore: RegistrationStore {
         let account = Self.registrationAccount(issuer: issuer, clientID: registration.clientID)
         let query = registrationQuery(account)
         try await locks.asyncLock("registration " + account).withLock {
-            var document = RegistrationDocument(issuer: issuer, registration: registration)
-            if let existing = try await self.copyData(query, "saving a registration") {
-                do {
-                    document = try RegistrationDocument(data: existing)
-                    document.registration = registration
-                    document.updatedAt = Date()
-                } catch let error as TokenStoreError where error.code == .corrupt {
-                    // Unreadable: replaced by the new registration.
-                }
-            }
+            let document = try RegistrationDocument.updating(
+                try await self.copyData(query, "saving a registration"), with: registration, issuer: issuer)
             try await self.write(
                 document.encoded(), to: query, label: "\(registration.clientID) registration (\(issuer))")
         }
