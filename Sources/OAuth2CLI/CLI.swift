@@ -8,7 +8,7 @@ import OAuth2JOSE
 struct OAuth2Command: AsyncParsableCommand {
     /// The tool's version, printed by `oauth2 --version`. Bump it here (and only here) when
     /// a release is tagged.
-    static let version = "0.1.0"
+    static let version = "1.0.0"
 
     static let configuration = CommandConfiguration(
         commandName: "oauth2",

@@ -50,7 +50,7 @@ public struct HTTPEnvironment: Sendable {
     public static let defaultRequestDeadline: Duration = .seconds(30)
 
     /// The `User-Agent` sent when the request has none.
-    public static let defaultUserAgent = "swift-oauth2/0.1"
+    public static let defaultUserAgent = "swift-oauth2/1.0"
 
     /// The logger used when none is given: label `swift-oauth2`.
     public static var defaultLogger: Logger { Logger(label: "swift-oauth2") }
