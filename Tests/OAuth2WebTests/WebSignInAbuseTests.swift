@@ -103,6 +103,42 @@ struct WebSignInAbuseTests {
         }
     }
 
+    @Test("Login hits that push their request (PAR) hold at most a bounded number of provider calls; the others are shed with 503 and Retry-After")
+    func pushedSignInStartsAreBounded() async throws {
+        let gate = Gate()
+        let transport = RecordingTransport { _, _ in
+            await gate.pass()  // a provider that is slow to answer the push
+            return jsonResponse(201, #"{"request_uri":"urn:ietf:params:oauth:request_uri:r1","expires_in":60}"#)
+        }
+        let web = WebSignInConfiguration(publicBaseURL: WebSignInTests.base, scopes: ["openid"])
+        var configuration = ClientConfiguration(clientID: "web-app", clientSecret: "web-app-secret", redirectURI: web.redirectURI)
+        configuration.usePushedAuthorizationRequests = true
+        let metadata = try ServerMetadata(fields: [
+            "issuer": .string("https://id.example.com"),
+            "authorization_endpoint": .string("https://id.example.com/authorize"),
+            "token_endpoint": .string("https://id.example.com/token"),
+            "pushed_authorization_request_endpoint": .string("https://id.example.com/par"),
+        ])
+        let client = try OAuth2Client(metadata: metadata, configuration: configuration, environment: HTTPEnvironment(transport: transport))
+        let signIn = WebSignIn(client: client, configuration: web, webSessions: MemoryWebSessionStore(), tokenStore: MemoryTokenStore())
+        let login = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:8000", path: "/auth/login")
+        let limit = WebSignIn.maximumConcurrentSignInStarts
+
+        let starting = (0..<limit).map { _ in Task { await signIn.handle(login, body: []) } }
+        await gate.arrived(limit)
+        let shed = try #require(await signIn.handle(login, body: []))
+        #expect(shed.status == .serviceUnavailable)
+        #expect(shed.headerFields[.retryAfter] == "1")
+        #expect(transport.count == limit, "the shed start never reached the provider")
+
+        gate.open()
+        for task in starting {
+            #expect(await task.value?.status == .seeOther)
+        }
+        #expect(await signIn.handle(login, body: [])?.status == .seeOther, "room again once the pushes are answered")
+        #expect(transport.count == limit + 1)
+    }
+
     // MARK: 5. Front-channel logout without iss and sid
 
     @Test("A front-channel logout without iss and sid is refused by default: a cross-site page cannot sign users out")

@@ -56,6 +56,8 @@ public struct WebSignIn: Sendable {
     private let backChannel: BackChannelLogoutEndpoint?
     private let logger: Logger
     private let now: @Sendable () -> Date
+    /// How many sign-ins are starting now (shared by the copies of this value).
+    private let startsInFlight = Locked(0)
 
     /// The answer of ``authorize(_:requiring:)``.
     public enum Access: Sendable {
@@ -416,6 +418,20 @@ public struct WebSignIn: Sendable {
     /// nothing. A browser keeps at most ``maximumPendingSignInsPerBrowser`` bindings; the
     /// answer clears the others it carries.
     func startSignIn(_ request: HTTPRequest, returnTo: String, requirement: WebAccessRequirement) async -> WebResponse {
+        // Anyone can start a sign-in, and with PAR each start is a call to the provider, with
+        // a store each is a write: past the bound, a start is shed rather than queued.
+        let admitted = startsInFlight.withLock { count in
+            guard count < Self.maximumConcurrentSignInStarts else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            logger.debug("Sign-in start shed: \(Self.maximumConcurrentSignInStarts) already in progress")
+            var answer = WebResponse.failure(WebSignInError(.unavailable, "Too many sign-ins are starting. Please try again in a moment."))
+            answer.headerFields[.retryAfter] = "1"
+            return answer
+        }
+        defer { startsInFlight.withLock { $0 -= 1 } }
         let binding = SecureRandom.token()
         var scopes = configuration.scopes
         for scope in requirement.scopes.sorted() where !scopes.contains(scope) { scopes.append(scope) }
@@ -440,6 +456,12 @@ public struct WebSignIn: Sendable {
             return unavailable(error)
         }
     }
+
+    /// The most sign-ins one app value starts at once (each a pending record written and,
+    /// with PAR, a call to the provider, caused by anyone who can reach the login route):
+    /// beyond it a start is answered 503 with `Retry-After: 1`, so that a login flood holds
+    /// at most this many of the store's connections and of the provider's.
+    public static let maximumConcurrentSignInStarts = 32
 
     /// The most session-cookie values of one request looked up in the store: a browser
     /// sends one (two at most, when an older cookie of another path or domain lingers);
