@@ -184,6 +184,26 @@ let package = Package(
             ],
             path: "Compare/FixedTokenEndpoint"
         ),
+        // Fixed work on the main thread alone, for instruction counts under valgrind's
+        // callgrind (which crashes when Swift concurrency starts its thread pool): the
+        // access-token check beside the raw signature check, and the Hummingbird route bare
+        // and behind the web sign-in. BENCHMARKS.md ("Where ours is behind") has the figures.
+        .executableTarget(
+            name: "bench-instructions",
+            dependencies: [
+                "AccessTokenContenders",
+                .product(name: "OAuth2", package: root),
+                .product(name: "OAuth2Web", package: root),
+                .product(name: "OAuth2Hummingbird", package: root),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Compare/BenchInstructions"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -62,12 +62,15 @@ public struct HummingbirdWebSignInMiddleware<Context: WebSignInRequestContext>: 
     ///   read to look the user up; whatever `next` throws.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
-        var body: [UInt8] = []
-        if signIn.readsBody(request.head) {
-            body = Array(buffer: try await request.collectBody(upTo: WebSignIn.maximumBodySize))
-        }
-        if let answer = await signIn.handle(request.head, body: body) {
-            return Response(answer)
+        // The path is matched once: most requests are for none of the sign-in routes.
+        if signIn.route(of: request.head) != nil {
+            var body: [UInt8] = []
+            if signIn.readsBody(request.head) {
+                body = Array(buffer: try await request.collectBody(upTo: WebSignIn.maximumBodySize))
+            }
+            if let answer = await signIn.handle(request.head, body: body) {
+                return Response(answer)
+            }
         }
         var context = context
         if let requirement {

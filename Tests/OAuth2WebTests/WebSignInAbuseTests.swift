@@ -24,20 +24,20 @@ struct WebSignInAbuseTests {
 
         func session(_ idHash: String, idleLifetime: TimeInterval, now: Date) async throws -> WebSessionRecord? {
             lookups += 1
-            return await inner.session(idHash, idleLifetime: idleLifetime, now: now)
+            return inner.session(idHash, idleLifetime: idleLifetime, now: now)
         }
-        func save(_ record: WebSessionRecord) async throws { try await inner.save(record) }
-        func touch(_ idHash: String, now: Date) async throws { await inner.touch(idHash, now: now) }
-        func remove(_ idHash: String) async throws -> WebSessionRecord? { await inner.remove(idHash) }
+        func save(_ record: WebSessionRecord) async throws { try inner.save(record) }
+        func touch(_ idHash: String, now: Date) async throws { inner.touch(idHash, now: now) }
+        func remove(_ idHash: String) async throws -> WebSessionRecord? { inner.remove(idHash) }
         func sessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord] {
-            await inner.sessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
+            inner.sessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
         }
         func removeSessions(issuer: String, subject: String?, providerSessionID: String?) async throws -> [WebSessionRecord] {
-            await inner.removeSessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
+            inner.removeSessions(issuer: issuer, subject: subject, providerSessionID: providerSessionID)
         }
-        func insert(_ pending: PendingSignIn) async throws { try await inner.insert(pending) }
+        func insert(_ pending: PendingSignIn) async throws { inner.insert(pending) }
         func takePendingSignIn(state: String, now: Date) async throws -> PendingSignIn? {
-            await inner.takePendingSignIn(state: state, now: now)
+            inner.takePendingSignIn(state: state, now: now)
         }
     }
 
@@ -82,7 +82,7 @@ struct WebSignInAbuseTests {
                 let answer = await app.signIn.login(HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:8000", path: "/auth/login"))
                 #expect(answer.status == .seeOther)
             }
-            #expect(await store.pendingCount <= 500, "memory stays bounded")
+            #expect(store.pendingCount <= 500, "memory stays bounded")
             let person = Browser()
             let landed = try await app.signIn(person)
             #expect(landed.status == .seeOther)

@@ -49,6 +49,36 @@ import Testing
         #expect(WebCookies.values(named: "session", in: long).isEmpty)
     }
 
+    @Test("Cookies: ids read in place from ASCII fields are those of the general reader: spacing, quotes, empty pairs, non-ASCII, limits")
+    func cookieIDsAgreeWithTheGeneralReader() {
+        let ids = (0..<4).map { _ in SecureRandom.token() }
+        // Pieces of Cookie fields, ASCII and not (NBSP and IDEOGRAPHIC SPACE are trimmed by
+        // the general reader; KELVIN SIGN is "K" as a String).
+        let pieces = [
+            "session=\(ids[0])", " session=\(ids[1])", "session =\(ids[2])", "session= \(ids[3])\t", "session=\"\(ids[1])\"",
+            "\tsession=\(ids[0])", "session=\"\(ids[2])", "session=\(ids[3])x", "sessions=\(ids[0])", "xsession=\(ids[1])",
+            "session", "", " ", "=", "session=", "a=1", "session=\u{A0}\(ids[2])", "session\u{3000}=\(ids[3])", "\u{212A}ey=\(ids[0])",
+            "session=\(ids[1])=", "session==\(ids[1])", "\"session\"=\(ids[2])",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<400 {
+            var fields = HTTPFields()
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let chosen = (0..<Int.random(in: 0...5, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                fields.append(HTTPField(name: .cookie, value: chosen.joined(separator: Bool.random(using: &generator) ? ";" : "; ")))
+            }
+            for name in ["session", "Key", "\u{212A}ey"] {
+                var expected: [String] = []
+                for value in WebCookies.values(named: name, in: fields) where WebCookies.isWellFormedID(value) && !expected.contains(value) {
+                    expected.append(value)
+                }
+                for limit in 0...3 {
+                    #expect(WebCookies.ids(named: name, in: fields, limit: limit) == Array(expected.prefix(limit)), "round \(round): \(fields), \(name), \(limit)")
+                }
+            }
+        }
+    }
+
     @Test("Cookies: a session id is 43 base64url characters, nothing else")
     func wellFormedID() {
         #expect(WebCookies.isWellFormedID(SecureRandom.token()))
@@ -127,15 +157,15 @@ import Testing
     func memoryStoreExpiry() async throws {
         let store = MemoryWebSessionStore()
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        try await store.save(Self.record(now: start))
-        #expect(await store.session("h", idleLifetime: 600, now: start.addingTimeInterval(599)) != nil)
-        await store.touch("h", now: start.addingTimeInterval(599))
-        #expect(await store.session("h", idleLifetime: 600, now: start.addingTimeInterval(1100)) != nil)
+        try store.save(Self.record(now: start))
+        #expect(store.session("h", idleLifetime: 600, now: start.addingTimeInterval(599)) != nil)
+        store.touch("h", now: start.addingTimeInterval(599))
+        #expect(store.session("h", idleLifetime: 600, now: start.addingTimeInterval(1100)) != nil)
         // The absolute expiry (an hour) holds however recent the last use.
-        await store.touch("h", now: start.addingTimeInterval(3500))
-        #expect(await store.session("h", idleLifetime: 600, now: start.addingTimeInterval(3600)) == nil)
+        store.touch("h", now: start.addingTimeInterval(3500))
+        #expect(store.session("h", idleLifetime: 600, now: start.addingTimeInterval(3600)) == nil)
         // …and an expired session is gone.
-        #expect(await store.count == 0)
+        #expect(store.count == 0)
     }
 
     @Test("The memory store: logouts end the sessions of a subject or a provider session, of that issuer only")
@@ -149,15 +179,15 @@ import Testing
         var other = Self.record()
         other.idHash = "3"
         other.issuer = "https://other.example.com"
-        for record in [first, second, other] { try await store.save(record) }
+        for record in [first, second, other] { try store.save(record) }
 
-        #expect(await store.removeSessions(issuer: first.issuer, subject: nil, providerSessionID: nil).isEmpty)
-        #expect(await store.removeSessions(issuer: first.issuer, subject: "alice", providerSessionID: "sid-2").map(\.idHash) == ["2"])
-        #expect(await store.removeSessions(issuer: first.issuer, subject: "bob", providerSessionID: nil).isEmpty)
-        #expect(await store.removeSessions(issuer: first.issuer, subject: "alice", providerSessionID: nil).map(\.idHash) == ["1"])
-        #expect(await store.count == 1)
-        #expect(await store.remove("3")?.issuer == "https://other.example.com")
-        #expect(await store.remove("3") == nil)
+        #expect(store.removeSessions(issuer: first.issuer, subject: nil, providerSessionID: nil).isEmpty)
+        #expect(store.removeSessions(issuer: first.issuer, subject: "alice", providerSessionID: "sid-2").map(\.idHash) == ["2"])
+        #expect(store.removeSessions(issuer: first.issuer, subject: "bob", providerSessionID: nil).isEmpty)
+        #expect(store.removeSessions(issuer: first.issuer, subject: "alice", providerSessionID: nil).map(\.idHash) == ["1"])
+        #expect(store.count == 1)
+        #expect(store.remove("3")?.issuer == "https://other.example.com")
+        #expect(store.remove("3") == nil)
     }
 
     @Test("The memory store: a pending sign-in completes once, and not after it expired; a full store drops the oldest pending sign-in and refuses more sessions")
@@ -170,25 +200,25 @@ import Testing
         let request = try await client.startAuthorization()
         let now = Date()
         let pending = PendingSignIn(request: request, browserBindingHash: "b", returnTo: "/", requirement: WebAccessRequirement(), expiresAt: now.addingTimeInterval(600))
-        try await store.insert(pending)
-        #expect(await store.takePendingSignIn(state: request.state, now: now)?.returnTo == "/")
-        #expect(await store.takePendingSignIn(state: request.state, now: now) == nil)
+        store.insert(pending)
+        #expect(store.takePendingSignIn(state: request.state, now: now)?.returnTo == "/")
+        #expect(store.takePendingSignIn(state: request.state, now: now) == nil)
 
-        try await store.insert(pending)
-        #expect(await store.takePendingSignIn(state: request.state, now: now.addingTimeInterval(601)) == nil)
+        store.insert(pending)
+        #expect(store.takePendingSignIn(state: request.state, now: now.addingTimeInterval(601)) == nil)
 
         // Full: the oldest pending sign-in makes room for the new one.
-        await store.insert(pending)
+        store.insert(pending)
         var another = pending
         another.request = try await client.startAuthorization()
-        await store.insert(another)
-        #expect(await store.pendingCount == 1)
-        #expect(await store.takePendingSignIn(state: request.state, now: now) == nil)
-        #expect(await store.takePendingSignIn(state: another.request.state, now: now) != nil)
-        try await store.save(Self.record())
+        store.insert(another)
+        #expect(store.pendingCount == 1)
+        #expect(store.takePendingSignIn(state: request.state, now: now) == nil)
+        #expect(store.takePendingSignIn(state: another.request.state, now: now) != nil)
+        try store.save(Self.record())
         var second = Self.record()
         second.idHash = "other"
-        await #expect(throws: MemoryWebSessionStore.Full.self) { try await store.save(second) }
+        #expect(throws: MemoryWebSessionStore.Full.self) { try store.save(second) }
     }
 
     // MARK: Bodies

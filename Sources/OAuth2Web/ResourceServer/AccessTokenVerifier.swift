@@ -143,7 +143,7 @@ public struct AccessTokenVerifier: Sendable {
         let claims: Claims
         do { claims = try Claims(payload: jws.payloadBytes) } catch { throw .invalidToken(error) }
         guard let iss = claims.iss?.stringValue else { throw .invalidToken(.init(.issuerMismatch), "The token has no iss.") }
-        guard let issuer = byIssuer[iss] else { throw .invalidToken(.init(.issuerMismatch), "The token's issuer is not trusted.") }
+        guard let issuer = trustedIssuer(iss) else { throw .invalidToken(.init(.issuerMismatch), "The token's issuer is not trusted.") }
         let algorithm = jws.algorithm
         guard algorithm != .none, !algorithm.isHMAC, issuer.allowedAlgorithms.contains(algorithm) else {
             throw .invalidToken(.init(.algorithmNotAllowed), "The token's signature algorithm is not accepted.")
@@ -155,6 +155,14 @@ public struct AccessTokenVerifier: Sendable {
             try await verifySignature(jws, issuer: issuer)
         }
         return try Self.check(claims, issuer: issuer, now: now())
+    }
+
+    /// The trusted issuer named `iss` (the last entry of ``issuers`` with it). A few issuers
+    /// are compared in turn (`String` equality, as the dictionary's): cheaper than hashing
+    /// the name on every request.
+    private func trustedIssuer(_ iss: String) -> TrustedIssuer? {
+        guard issuers.count <= 4 else { return byIssuer[iss] }
+        return issuers.last { $0.issuer == iss }
     }
 
     // MARK: - Keys
@@ -194,12 +202,12 @@ public struct AccessTokenVerifier: Sendable {
         switch claims.aud {
         case .string(let value)?:
             audience = .one(value)
-            addressed = issuer.audiences.contains(value)
+            addressed = Self.contains(issuer.audiences, value)
         case .array(let values)?:
             let audiences = values.compactMap(\.stringValue)
             guard audiences.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's aud holds a non-string.") }
             audience = .many(audiences)
-            addressed = audiences.contains(where: issuer.audiences.contains)
+            addressed = audiences.contains { Self.contains(issuer.audiences, $0) }
         case nil: throw .invalidToken(.init(.audienceMismatch), "The token has no aud.")
         default: throw .invalidToken(.init(.invalidClaim), "The token's aud is neither a string nor an array.")
         }
@@ -230,6 +238,12 @@ public struct AccessTokenVerifier: Sendable {
             format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
             expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: try confirmationThumbprint(claims.cnf),
             rawClaims: claims.raw ?? LazyJSONObject.make([:]))
+    }
+
+    /// Whether `audiences` holds `audience`: a few are compared in turn (`String` equality,
+    /// as the set's), cheaper than hashing `aud` on every request.
+    static func contains(_ audiences: Set<String>, _ audience: String) -> Bool {
+        audiences.count <= 4 ? audiences.contains { $0 == audience } : audiences.contains(audience)
     }
 
     /// `scope`: a space-separated string (RFC 9068 §2.2.3, RFC 8693 §4.2); an array of

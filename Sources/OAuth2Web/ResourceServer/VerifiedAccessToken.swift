@@ -173,17 +173,22 @@ enum ScopeText {
     /// they are compared in place; anything else (where `String` equality is canonical
     /// equivalence) goes through the set.
     static func contains(_ text: String, _ scope: String) -> Bool {
-        let wanted = scope.utf8
-        guard !wanted.isEmpty, wanted.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: " ") }), text.utf8.allSatisfy({ $0 < 0x80 }) else {
-            return set(text).contains(scope)
+        var text = text, scope = scope
+        // Over the UTF-8 buffers, not the generic `UTF8View` walks: this runs per request.
+        let answer: Bool? = scope.withUTF8 { wanted in
+            text.withUTF8 { text -> Bool? in
+                guard !wanted.isEmpty, wanted.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: " ") }), text.allSatisfy({ $0 < 0x80 }) else {
+                    return nil
+                }
+                var start = 0
+                while start < text.count {
+                    let tokenEnd = text[start...].firstIndex(of: UInt8(ascii: " ")) ?? text.count
+                    if tokenEnd - start == wanted.count, memcmp(text.baseAddress! + start, wanted.baseAddress!, wanted.count) == 0 { return true }
+                    start = tokenEnd + 1
+                }
+                return false
+            }
         }
-        var start = text.utf8.startIndex
-        let end = text.utf8.endIndex
-        while start < end {
-            let tokenEnd = text.utf8[start...].firstIndex(of: UInt8(ascii: " ")) ?? end
-            if text.utf8[start..<tokenEnd].elementsEqual(wanted) { return true }
-            start = tokenEnd < end ? text.utf8.index(after: tokenEnd) : end
-        }
-        return false
+        return answer ?? set(text).contains(scope)
     }
 }

@@ -22,11 +22,40 @@ package enum WebCookies {
     /// (``isWellFormedID(_:)``), in order. A request may carry hundreds; each costs a store
     /// lookup, so only a few are read: a browser sends its own cookie first (RFC 6265
     /// §5.4: longer paths first, then older), and at most one per path and domain.
+    ///
+    /// This runs for every request the sign-in sees: a field of ASCII text (what browsers
+    /// send) is read in place, and a string is made only for a value that is kept; any other
+    /// field is read as ``values(named:in:)`` reads it (Unicode trimming, `String` equality).
     package static func ids(named name: String, in fields: HTTPFields, limit: Int) -> [String] {
         var found: [String] = []
-        forEachPair(in: fields) { key, value in
-            if key == name, isWellFormedID(value), !found.contains(value) { found.append(value) }
+        guard limit > 0 else { return found }
+        /// Keeps `value` once; whether to read on.
+        func keep(_ value: String) -> Bool {
+            if !found.contains(value) { found.append(value) }
             return found.count < limit
+        }
+        var nameText = name
+        nameText.withUTF8 { nameBytes in
+            // A non-ASCII name could equal an ASCII one as a `String` (canonical equivalence):
+            // only an ASCII name is compared byte for byte.
+            let asciiName = nameBytes.allSatisfy { $0 < 0x80 }
+            for field in fields where field.name == .cookie {
+                var text = field.value
+                let readOn = text.withUTF8 { bytes -> Bool in
+                    guard bytes.count <= maximumHeaderLength else { return true }
+                    if asciiName, bytes.allSatisfy({ $0 < 0x80 }) {
+                        return forEachASCIIPair(in: bytes) { key, value in
+                            guard key.elementsEqual(nameBytes), isWellFormedID(value) else { return true }
+                            return keep(String(decoding: value, as: UTF8.self))
+                        }
+                    }
+                    return forEachPair(inField: field.value) { key, value in
+                        guard key == name, isWellFormedID(value) else { return true }
+                        return keep(value)
+                    }
+                }
+                guard readOn else { return }
+            }
         }
         return found
     }
@@ -46,15 +75,49 @@ package enum WebCookies {
     /// returns `false`.
     private static func forEachPair(in fields: HTTPFields, _ body: (String, String) -> Bool) {
         for field in fields[values: .cookie] where field.utf8.count <= maximumHeaderLength {
-            for pair in field.split(separator: ";") {
-                let trimmed = pair.drop { $0 == " " || $0 == "\t" }
-                guard let equals = trimmed.firstIndex(of: "=") else { continue }
-                let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
-                var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-                guard body(key, value) else { return }
-            }
+            guard forEachPair(inField: field, body) else { return }
         }
+    }
+
+    /// ``forEachPair(in:_:)`` for one field; `false` when `body` stopped it.
+    private static func forEachPair(inField field: String, _ body: (String, String) -> Bool) -> Bool {
+        for pair in field.split(separator: ";") {
+            let trimmed = pair.drop { $0 == " " || $0 == "\t" }
+            guard let equals = trimmed.firstIndex(of: "=") else { continue }
+            let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            guard body(key, value) else { return false }
+        }
+        return true
+    }
+
+    /// ``forEachPair(inField:_:)`` for a field of ASCII bytes, in place: the same pairs (in
+    /// ASCII, `Character`s are bytes — a field holds no CR LF — and the whitespace
+    /// `trimmingCharacters(in: .whitespaces)` trims is space and tab).
+    private static func forEachASCIIPair(
+        in bytes: UnsafeBufferPointer<UInt8>, _ body: (_ key: Slice<UnsafeBufferPointer<UInt8>>, _ value: Slice<UnsafeBufferPointer<UInt8>>) -> Bool
+    ) -> Bool {
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            defer { start = end + 1 }
+            var low = start
+            while low < end, isBlank(bytes[low]) { low += 1 }
+            guard let equals = bytes[low..<end].firstIndex(of: UInt8(ascii: "=")) else { continue }
+            var keyEnd = equals
+            while keyEnd > low, isBlank(bytes[keyEnd - 1]) { keyEnd -= 1 }
+            var valueStart = equals + 1, valueEnd = end
+            while valueStart < valueEnd, isBlank(bytes[valueStart]) { valueStart += 1 }
+            while valueEnd > valueStart, isBlank(bytes[valueEnd - 1]) { valueEnd -= 1 }
+            if valueEnd - valueStart >= 2, bytes[valueStart] == UInt8(ascii: "\""), bytes[valueEnd - 1] == UInt8(ascii: "\"") {
+                valueStart += 1
+                valueEnd -= 1
+            }
+            guard body(bytes[low..<keyEnd], bytes[valueStart..<valueEnd]) else { return false }
+        }
+        return true
     }
 
     /// A `Set-Cookie` value: `HttpOnly`, `SameSite=Lax`, `Path=/`, `Secure` when `secure`;
@@ -67,7 +130,12 @@ package enum WebCookies {
 
     /// Whether `value` could be a cookie value the app made: 43 base64url characters.
     package static func isWellFormedID(_ value: String) -> Bool {
-        value.utf8.count == 43 && value.utf8.allSatisfy { byte in
+        isWellFormedID(value.utf8)
+    }
+
+    /// ``isWellFormedID(_:)`` over UTF-8 bytes.
+    static func isWellFormedID(_ value: some Collection<UInt8>) -> Bool {
+        value.count == 43 && value.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x5F
         }
     }

@@ -364,7 +364,7 @@ public struct WebSignIn: Sendable {
     /// The signed-in user of `request`, if its cookie names a live session; never
     /// redirects. Use ``authorize(_:requiring:)`` for a route that requires a sign-in.
     public func user(for request: HTTPRequest) async throws -> WebUser? {
-        guard let record = try await currentRecords(request).first else { return nil }
+        guard let record = try await currentRecord(request) else { return nil }
         try await touchIfDue(record)
         return webUser(record)
     }
@@ -379,7 +379,7 @@ public struct WebSignIn: Sendable {
     public func authorize(_ request: HTTPRequest, requiring requirement: WebAccessRequirement = WebAccessRequirement()) async -> Access {
         let record: WebSessionRecord?
         do {
-            record = try await currentRecords(request).first
+            record = try await currentRecord(request)
         } catch {
             return .denied(unavailable(error))
         }
@@ -480,6 +480,18 @@ public struct WebSignIn: Sendable {
         return found
     }
 
+    /// The first live session the request's cookies name, from its first
+    /// ``maximumSessionCookieLookups`` well-formed values: ``currentRecords(_:)``'s first,
+    /// without the lookups after it (this runs for every signed-in request).
+    func currentRecord(_ request: HTTPRequest) async throws -> WebSessionRecord? {
+        for value in WebCookies.ids(named: configuration.cookieName, in: request.headerFields, limit: Self.maximumSessionCookieLookups) {
+            if let record = try await webSessions.session(Self.hash(value), idleLifetime: configuration.idleLifetime, now: now()) {
+                return record
+            }
+        }
+        return nil
+    }
+
     /// Records a use of the session, at most once a minute (or a tenth of the idle lifetime).
     func touchIfDue(_ record: WebSessionRecord) async throws {
         let now = now()
@@ -516,7 +528,7 @@ public struct WebSignIn: Sendable {
     func tokenKey(_ account: String) -> TokenSessionKey { TokenSession.key(for: client, account: account) }
 
     func webUser(_ record: WebSessionRecord) -> WebUser {
-        WebUser(record: record, tokenSession: TokenSession(client: client, store: tokenStore, account: record.account, options: tokenSessionOptions))
+        WebUser(record: record, client: client, store: tokenStore, options: tokenSessionOptions)
     }
 
     /// A path of the app (or an allowed URL) as an absolute URL for `Location`.
@@ -535,8 +547,15 @@ public struct WebSignIn: Sendable {
         return answer
     }
 
-    /// The SHA-256 of `value`, base64url: how ids and bindings are stored.
-    static func hash(_ value: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Array(value.utf8)))) }
+    /// The SHA-256 of `value`, base64url: how ids and bindings are stored. (One allocation,
+    /// the string: this runs for every signed-in request.)
+    static func hash(_ value: String) -> String {
+        var value = value
+        let digest = value.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        return digest.withUnsafeBytes { bytes in
+            String(unsafeUninitializedCapacity: (SHA256.byteCount * 4 + 2) / 3) { Base64URL.encode(bytes, into: $0) }
+        }
+    }
 
     static func path(of request: HTTPRequest) -> String {
         let full = request.path ?? "/"

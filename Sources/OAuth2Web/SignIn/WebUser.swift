@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 
 /// The signed-in user of a request, as a handler sees them: who they are (the claims of
@@ -17,7 +18,36 @@ public struct WebUser: Sendable {
     /// The user's tokens: `TokenSession.freshAccessToken()` and
     /// `TokenSession.perform(_:body:)` refresh them when needed — once for all
     /// concurrent callers, and once for all replicas when the token store is shared.
-    public let tokenSession: TokenSession
+    ///
+    /// Made when first read, then the same object for this user and every copy of it: most
+    /// requests never call an API on the user's behalf, and a request should not pay for a
+    /// token session it does not use.
+    public var tokenSession: TokenSession {
+        tokens.withLock { tokens in
+            switch tokens {
+            case .made(let session):
+                return session
+            case .due(let client, let store, let account, let options):
+                let session = TokenSession(client: client, store: store, account: account, options: options)
+                tokens = .made(session)
+                return session
+            }
+        }
+    }
+    /// The token session, or what it is made of until it is first read.
+    private let tokens: Locked<LazyTokenSession>
+
+    private enum LazyTokenSession {
+        case due(OAuth2Client, any TokenStore, account: String, options: TokenSession.Options)
+        case made(TokenSession)
+    }
+
+    /// A user whose token session is made, from `client`, `store` and `options` under the
+    /// record's account, when ``tokenSession`` is first read.
+    init(record: WebSessionRecord, client: OAuth2Client, store: any TokenStore, options: TokenSession.Options) {
+        tokens = Locked(.due(client, store, account: record.account, options: options))
+        self.record = record
+    }
 
     /// The user's `sub` at ``issuer``.
     public var subject: String { record.subject }
