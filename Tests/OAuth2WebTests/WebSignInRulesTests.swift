@@ -221,6 +221,30 @@ import Testing
         #expect(throws: MemoryWebSessionStore.Full.self) { try store.save(second) }
     }
 
+    // MARK: Routes
+
+    @Test("Routes: the path alone, without query or fragment, byte for byte; anything else is the app's")
+    func routes() throws {
+        let client = try OAuth2Client(
+            metadata: ServerMetadata(issuer: URL(string: "https://op.example.com")!, authorizationEndpoint: URL(string: "https://op.example.com/authorize")!),
+            configuration: ClientConfiguration(clientID: "web"), environment: HTTPEnvironment(transport: NoNetwork()))
+        let signIn = WebSignIn(client: client, configuration: Self.https)
+        func route(_ path: String?) -> WebSignIn.Route? {
+            signIn.route(of: HTTPRequest(method: .get, scheme: "https", authority: "app.example.com", path: path))
+        }
+        let configuration = Self.https
+        #expect(route(configuration.loginPath) == .login)
+        #expect(route(configuration.loginPath + "?returnTo=%2Fx") == .login)
+        #expect(route(configuration.callbackPath + "?code=c&state=s#frag") == .callback)
+        #expect(route(configuration.logoutPath) == .logout)
+        #expect(route(configuration.backChannelLogoutPath + "#") == .backChannelLogout)
+        #expect(route(configuration.frontChannelLogoutPath + "?iss=x&sid=y") == .frontChannelLogout)
+        for other in [nil, "/", "/profile", configuration.loginPath + "/", configuration.loginPath.uppercased(), "?" + configuration.loginPath,
+                      String(configuration.loginPath.dropLast()) + "é", "/auth/log%69n"] {
+            #expect(route(other) == nil, "\(other ?? "nil")")
+        }
+    }
+
     // MARK: Bodies
 
     @Test("Only a POST to the logout or back-channel logout route has its body read, at most 32 KB of form")

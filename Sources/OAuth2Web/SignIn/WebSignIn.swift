@@ -126,15 +126,17 @@ public struct WebSignIn: Sendable {
     }
 
     /// The sign-in route `request` is for, by its path; `nil` for any other.
+    ///
+    /// Paths are compared byte for byte: this runs on every request an app sees, and a
+    /// path is ASCII (RFC 3986 percent-encodes the rest).
     public func route(of request: HTTPRequest) -> Route? {
-        switch Self.path(of: request) {
-        case configuration.loginPath: .login
-        case configuration.callbackPath: .callback
-        case configuration.logoutPath: .logout
-        case configuration.backChannelLogoutPath: .backChannelLogout
-        case configuration.frontChannelLogoutPath: .frontChannelLogout
-        default: nil
-        }
+        let path = Self.path(of: request).utf8
+        if path.elementsEqual(configuration.loginPath.utf8) { return .login }
+        if path.elementsEqual(configuration.callbackPath.utf8) { return .callback }
+        if path.elementsEqual(configuration.logoutPath.utf8) { return .logout }
+        if path.elementsEqual(configuration.backChannelLogoutPath.utf8) { return .backChannelLogout }
+        if path.elementsEqual(configuration.frontChannelLogoutPath.utf8) { return .frontChannelLogout }
+        return nil
     }
 
     /// The most sign-ins one browser may have pending at once.
@@ -557,9 +559,11 @@ public struct WebSignIn: Sendable {
         }
     }
 
-    static func path(of request: HTTPRequest) -> String {
+    /// The request's path without its query and fragment.
+    static func path(of request: HTTPRequest) -> Substring {
         let full = request.path ?? "/"
-        return String(full.prefix { $0 != "?" && $0 != "#" })
+        let end = full.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? full.utf8.endIndex
+        return full[..<end]
     }
 
     static func pathAndQuery(of request: HTTPRequest) -> String { request.path ?? "/" }
