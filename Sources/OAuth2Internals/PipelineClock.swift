@@ -14,6 +14,16 @@ package struct PipelineClock: Sendable {
         sleep = { duration in try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil) }
     }
 
-    /// The real, monotonic clock.
-    package static let continuous = PipelineClock(ContinuousClock())
+    /// The real, monotonic clock: `ContinuousClock` for the time, and sleeps on
+    /// ``DispatchTimers``, whose cancelled timers go at once (a cancelled `ContinuousClock.sleep`
+    /// keeps its timer, and its memory, until the deadline it was given).
+    package static let continuous = PipelineClock(ContinuousClock(), timers: .shared)
+
+    /// `clock` for the time, and sleeps on `timers` (Dispatch's monotonic clock, which runs
+    /// at the same rate).
+    package init(_ clock: ContinuousClock, timers: DispatchTimers) {
+        let origin = clock.now
+        elapsed = { origin.duration(to: clock.now) }
+        sleep = { duration in try await timers.sleep(for: duration) }
+    }
 }

@@ -118,7 +118,9 @@ extension PostgresTokenStore {
                 }
             }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                // Not `Task.sleep`: this timer is cancelled on nearly every call, and a
+                // cancelled `Task.sleep` keeps its memory until its deadline (see `DispatchTimers`).
+                try await DispatchTimers.shared.sleep(for: timeout)
                 let expired = lease.withLock { state in
                     guard state == .waiting else { return false }
                     state = .abandoned
