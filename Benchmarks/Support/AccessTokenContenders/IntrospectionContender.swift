@@ -14,12 +14,11 @@ public struct IntrospectionContender: Sendable {
 
     public init(count: Int = 1_000) async throws {
         transport = AnsweringTransport()
-        var configuration = ClientConfiguration(clientID: "orders-api", clientSecret: "api-secret")
-        configuration.retryPolicy = .never
+        let configuration = ClientConfiguration(clientID: "orders-api", clientSecret: "api-secret")
         let metadata = ServerMetadata(
             issuer: URL(string: "https://as.example")!, tokenEndpoint: URL(string: "https://as.example/token")!,
             introspectionEndpoint: URL(string: "https://as.example/introspect")!)
-        let client = try await OAuth2Client(server: .metadata(metadata), configuration: configuration, environment: HTTPEnvironment(transport: transport))
+        let client = try await OAuth2Client(server: .metadata(metadata), configuration: configuration, environment: HTTPEnvironment(transport: transport, retryPolicy: .never))
         introspector = TokenIntrospector(client: client, accepting: .audiences(["https://api.example"]), policy: .init(maximumLifetime: 3_600))
         tokens = (0..<count).map { "opaque-\($0)-\(UUID().uuidString)" }
         for token in tokens { _ = try await introspector.verify(token, requiredScopes: [AccessTokenFixture.requiredScope]) }
