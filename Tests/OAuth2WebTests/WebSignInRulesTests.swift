@@ -223,12 +223,17 @@ import Testing
 
     // MARK: Routes
 
-    @Test("Routes: the path alone, without query or fragment, byte for byte; anything else is the app's")
-    func routes() throws {
+    /// A web sign-in on ``https`` whose client cannot send anything.
+    static func offlineSignIn() throws -> WebSignIn {
         let client = try OAuth2Client(
             metadata: ServerMetadata(issuer: URL(string: "https://op.example.com")!, authorizationEndpoint: URL(string: "https://op.example.com/authorize")!),
             configuration: ClientConfiguration(clientID: "web"), environment: HTTPEnvironment(transport: NoNetwork()))
-        let signIn = WebSignIn(client: client, configuration: Self.https)
+        return WebSignIn(client: client, configuration: https)
+    }
+
+    @Test("Routes: the path alone, without query or fragment, byte for byte; anything else is the app's")
+    func routes() throws {
+        let signIn = try Self.offlineSignIn()
         func route(_ path: String?) -> WebSignIn.Route? {
             signIn.route(of: HTTPRequest(method: .get, scheme: "https", authority: "app.example.com", path: path))
         }
@@ -249,10 +254,7 @@ import Testing
 
     @Test("Only a POST to the logout or back-channel logout route has its body read, at most 32 KB of form")
     func bodies() throws {
-        let client = try OAuth2Client(
-            metadata: ServerMetadata(issuer: URL(string: "https://op.example.com")!, authorizationEndpoint: URL(string: "https://op.example.com/authorize")!),
-            configuration: ClientConfiguration(clientID: "web"), environment: HTTPEnvironment(transport: NoNetwork()))
-        let signIn = WebSignIn(client: client, configuration: Self.https)
+        let signIn = try Self.offlineSignIn()
         func request(_ method: HTTPRequest.Method, _ path: String) -> HTTPRequest {
             HTTPRequest(method: method, scheme: "https", authority: "app.example.com", path: path)
         }
