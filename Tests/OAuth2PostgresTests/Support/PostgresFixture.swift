@@ -201,9 +201,10 @@ enum PostgresFixture {
     }
 
     /// Waits until `condition` holds, checking it after each of `step`; fails the test after
-    /// `deadline` (a watchdog for hangs, not a timing assumption).
+    /// `deadline` (a watchdog for hangs, not a timing assumption: it is generous because four
+    /// replicas migrating and connecting took longer than 30 s on a machine loaded to 11).
     static func eventually(
-        _ what: String, deadline: Duration = .seconds(30), step: Duration = .milliseconds(10),
+        _ what: String, deadline: Duration = .seconds(120), step: Duration = .milliseconds(10),
         _ condition: @Sendable () async throws -> Bool
     ) async throws {
         let clock = ContinuousClock()
