@@ -124,10 +124,26 @@ let package = Package(
         // with RS256 and ES256 access tokens, HummingbirdWebSignInMiddleware on a signed-in session) on a
         // Hummingbird 2 route, against the same route without it: the router's responder called
         // in-process, no socket.
+        // The Hummingbird route both Hummingbird measurements drive (a router's responder
+        // called in-process, no socket), bare or behind a middleware.
+        .target(
+            name: "HummingbirdRoute",
+            dependencies: [
+                .product(name: "OAuth2Web", package: root),
+                .product(name: "OAuth2Hummingbird", package: root),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Support/HummingbirdRoute"
+        ),
         .executableTarget(
             name: "HummingbirdBenchmarks",
             dependencies: [
                 "AccessTokenContenders",
+                "HummingbirdRoute",
                 .product(name: "OAuth2", package: root),
                 .product(name: "OAuth2Web", package: root),
                 .product(name: "OAuth2Hummingbird", package: root),
@@ -192,6 +208,7 @@ let package = Package(
             name: "bench-instructions",
             dependencies: [
                 "AccessTokenContenders",
+                "HummingbirdRoute",
                 .product(name: "OAuth2", package: root),
                 .product(name: "OAuth2Web", package: root),
                 .product(name: "OAuth2Hummingbird", package: root),

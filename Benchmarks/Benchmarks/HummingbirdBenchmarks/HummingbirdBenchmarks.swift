@@ -23,6 +23,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdRoute
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -30,51 +31,6 @@ import OAuth2
 import OAuth2Hummingbird
 import OAuth2Web
 
-/// The request context of every route here: both middlewares' slots.
-struct BenchRequestContext: AccessTokenRequestContext, WebSignInRequestContext {
-    var coreContext: CoreRequestContextStorage
-    var accessToken: VerifiedAccessToken?
-    var webUser: WebUser?
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-    }
-}
-
-/// A router's responder and the requests sent to it, one after the other.
-struct RouteDriver: Sendable {
-    let responder: RouterResponder<BenchRequestContext>
-    let requests: [HTTPRequest]
-    let channel = NIOAsyncTestingChannel()
-    let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
-
-    /// The route `GET /api/orders`, without middleware.
-    init(requests: [HTTPRequest]) {
-        self.init(requests: requests) { _ in }
-    }
-
-    /// The route `GET /api/orders`, behind `middleware`.
-    init(requests: [HTTPRequest], middleware: some RouterMiddleware<BenchRequestContext>) {
-        self.init(requests: requests) { group in group.add(middleware: middleware) }
-    }
-
-    private init(requests: [HTTPRequest], configure: (RouterGroup<BenchRequestContext>) -> Void) {
-        let router = Router(context: BenchRequestContext.self)
-        let group = router.group("api")
-        configure(group)
-        group.get("orders") { _, _ in "ok" }
-        responder = router.buildResponder()
-        self.requests = requests
-    }
-
-    /// Sends the `index`th request (modulo their number) and returns the status.
-    @inline(never)
-    func respond(_ index: Int) async throws -> HTTPResponse.Status {
-        let request = Request(head: requests[index % requests.count], body: RequestBody(buffer: ByteBuffer()))
-        let context = BenchRequestContext(source: .init(channel: channel, logger: logger))
-        return try await responder.respond(to: request, context: context).status
-    }
-}
 
 /// The process's CPU time (every thread), in nanoseconds.
 func processCPUNanoseconds() -> Int {

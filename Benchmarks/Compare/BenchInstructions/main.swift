@@ -16,6 +16,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdRoute
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -51,46 +52,6 @@ final class Outcome: @unchecked Sendable {
     var done = false
 }
 
-struct BenchRequestContext: AccessTokenRequestContext, WebSignInRequestContext {
-    var coreContext: CoreRequestContextStorage
-    var accessToken: VerifiedAccessToken?
-    var webUser: WebUser?
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-    }
-}
-
-struct RouteDriver: Sendable {
-    let responder: RouterResponder<BenchRequestContext>
-    let requests: [HTTPRequest]
-    let channel = NIOAsyncTestingChannel()
-    let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
-
-    init(requests: [HTTPRequest]) {
-        self.init(requests: requests) { _ in }
-    }
-
-    init(requests: [HTTPRequest], middleware: some RouterMiddleware<BenchRequestContext>) {
-        self.init(requests: requests) { group in group.add(middleware: middleware) }
-    }
-
-    private init(requests: [HTTPRequest], configure: (RouterGroup<BenchRequestContext>) -> Void) {
-        let router = Router(context: BenchRequestContext.self)
-        let group = router.group("api")
-        configure(group)
-        group.get("orders") { _, _ in "ok" }
-        responder = router.buildResponder()
-        self.requests = requests
-    }
-
-    @inline(never)
-    func respond(_ index: Int) async throws -> HTTPResponse.Status {
-        let request = Request(head: requests[index % requests.count], body: RequestBody(buffer: ByteBuffer()))
-        let context = BenchRequestContext(source: .init(channel: channel, logger: logger))
-        return try await responder.respond(to: request, context: context).status
-    }
-}
 
 func request(_ fields: HTTPFields) -> HTTPRequest {
     HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/api/orders", headerFields: fields)
