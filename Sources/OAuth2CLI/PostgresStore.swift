@@ -46,6 +46,8 @@ enum PostgresStore {
                 hint: "every machine needs the same: make one with `echo \"k1:$(head -c 32 /dev/urandom | base64)\"`")
         }
         var postgres = try PostgresTokenStore.clientConfiguration(url: url)
+        // One short-lived command: at most two connections, opened when needed.
+        postgres.options.minimumConnections = 0
         postgres.options.maximumConnections = 2
         let schema = environment["OAUTH2_POSTGRES_SCHEMA"].flatMap { $0.isEmpty ? nil : $0 } ?? "oauth2"
         return try PostgresTokenStore(

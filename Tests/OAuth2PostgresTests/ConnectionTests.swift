@@ -59,6 +59,7 @@ struct ConnectionTests {
         var components = try #require(URLComponents(string: try PostgresFixture.url()))
         components.queryItems = [URLQueryItem(name: "sslmode", value: "verify-full"), URLQueryItem(name: "sslrootcert", value: otherCA)]
         var configuration = try PostgresTokenStore.clientConfiguration(url: try #require(components.string))
+        configuration.options.minimumConnections = 0
         configuration.options.maximumConnections = 1
         configuration.options.connectTimeout = .seconds(10)
         let store = try PostgresTokenStore(
@@ -81,6 +82,10 @@ struct ConnectionTests {
         #expect(configuration.username == "fleet")
         #expect(configuration.password == "s3cr@t")
         #expect(configuration.database == "tokens")
+        // A fixed pool with no keep-alive: no timers scheduled each time a connection returns.
+        #expect(configuration.options.minimumConnections == PostgresTokenStore.defaultPoolSize)
+        #expect(configuration.options.maximumConnections == PostgresTokenStore.defaultPoolSize)
+        #expect(configuration.options.keepAliveBehavior == nil)
         #expect(PostgresTokenStore.redacting(url: "postgres://fleet:s3cr%40t@db.example.com/tokens") == "postgres://fleet:***@db.example.com/tokens")
         for bad in ["http://fleet:s3cret@db", "postgres://:s3cret@db/x", "postgres://fleet:s3cret@db/x?sslmode=s3cret-mode"] {
             let error = #expect(throws: PostgresTokenStoreError.self) { try PostgresTokenStore.clientConfiguration(url: bad) }

@@ -47,6 +47,7 @@ enum FleetRefreshWorker {
             fail("OAUTH2_TEST_POSTGRES_URL and OAUTH2_TEST_FLEET_KEYS must be set", status: 64)
         }
         var postgres = try PostgresTokenStore.clientConfiguration(url: url)
+        postgres.options.minimumConnections = 0
         postgres.options.maximumConnections = 4
         let store = try PostgresTokenStore(
             postgres: postgres, configuration: .init(schema: schema), encryptionKeys: .init(parsing: keys),

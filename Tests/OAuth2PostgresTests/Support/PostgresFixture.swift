@@ -45,6 +45,7 @@ enum PostgresFixture {
     /// (tests run in parallel under the server's connection limit).
     static func clientConfiguration(url: String? = nil, maximumConnections: Int = 6) throws -> PostgresClient.Configuration {
         var configuration = try PostgresTokenStore.clientConfiguration(url: url ?? self.url())
+        configuration.options.minimumConnections = 0
         configuration.options.maximumConnections = maximumConnections
         return configuration
     }
