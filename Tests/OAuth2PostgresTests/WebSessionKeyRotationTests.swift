@@ -53,6 +53,76 @@ struct WebSessionKeyRotationTests {
         }
     }
 
+    @Test("A rolling two-phase rotation — the new key added everywhere as a previous one, then made current replica by replica — loses no token session and no web session; the one-step rollout loses the web sessions the new replicas write")
+    func twoPhaseRotation() async throws {
+        IntegrationLog.record()
+        let schema = PostgresFixture.schemaName("twophase")
+        try await PostgresFixture.withDatabase(dropping: schema) { _ in
+            let old = try PostgresFixture.ringKey("old"), new = try PostgresFixture.ringKey("new")
+            let now = PostgresFixture.now
+            let before = try PostgresTokenStore.EncryptionKeys(current: old)
+            let added = try PostgresTokenStore.EncryptionKeys(current: old, previous: [new])
+            let promoted = try PostgresTokenStore.EncryptionKeys(current: new, previous: [old])
+            let retired = try PostgresTokenStore.EncryptionKeys(current: new)
+            let written = Written()
+
+            // Two replicas on the rings of one step of the deployment, open at once: each writes
+            // a token session and a web session, then each reads what every replica wrote so far.
+            @Sendable func step(_ first: PostgresTokenStore.EncryptionKeys, _ second: PostgresTokenStore.EncryptionKeys) async throws {
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: first, cacheCapacity: 0) { (one: PostgresTokenStore) async throws in
+                    try await PostgresFixture.withStore(schema: schema, encryptionKeys: second, cacheCapacity: 0) { (two: PostgresTokenStore) async throws in
+                        for store in [one, two] {
+                            let session = PostgresFixture.session(PostgresFixture.key(UUID().uuidString))
+                            let record = Web.record(now: now)
+                            try await store.save(session)
+                            try await PostgresWebSessionStore(store: store).save(record)
+                            await written.add(session, record)
+                        }
+                        for store in [one, two] {
+                            let web = PostgresWebSessionStore(store: store)
+                            for session in await written.sessions { #expect(try await store.load(session.key) == session) }
+                            for record in await written.records {
+                                #expect(try await web.session(record.idHash, idleLifetime: Web.idle, now: now) == record)
+                            }
+                        }
+                    }
+                }
+            }
+            try await step(before, before)
+            try await step(before, added)  // phase 1, rolling
+            try await step(added, added)
+            try await step(added, promoted)  // phase 2, rolling
+            try await step(promoted, promoted)
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: promoted, cacheCapacity: 0) { store in
+                while try await store.resealRows(limit: 100) > 0 {}
+                let rows = await written.sessions.count + written.records.count
+                #expect(try await store.keyUsage() == ["new": rows])
+            }
+            try await step(retired, retired)  // the old key removed
+
+            // The one-step rollout: a replica still on the old ring meets a web session sealed
+            // under a key it does not hold, takes it for no session and deletes it.
+            try await PostgresFixture.withStore(schema: schema, encryptionKeys: retired, cacheCapacity: 0) { (newer: PostgresTokenStore) async throws in
+                let record = Web.record(now: now)
+                try await PostgresWebSessionStore(store: newer).save(record)
+                try await PostgresFixture.withStore(schema: schema, encryptionKeys: before, cacheCapacity: 0) { (older: PostgresTokenStore) async throws in
+                    #expect(try await PostgresWebSessionStore(store: older).session(record.idHash, idleLifetime: Web.idle, now: now) == nil)
+                }
+                #expect(try await PostgresWebSessionStore(store: newer).session(record.idHash, idleLifetime: Web.idle, now: now) == nil)
+            }
+        }
+    }
+
+    /// What the replicas of ``twoPhaseRotation()`` wrote, step after step.
+    private actor Written {
+        var sessions: [StoredTokenSession] = []
+        var records: [WebSessionRecord] = []
+        func add(_ session: StoredTokenSession, _ record: WebSessionRecord) {
+            sessions.append(session)
+            records.append(record)
+        }
+    }
+
     @Test("A web row that cannot be opened — its key retired, its record altered, another session's record — is no session: nil, the row deleted, nothing thrown, a debug line that quotes nothing of it")
     func unopenableRows() async throws {
         IntegrationLog.record()
