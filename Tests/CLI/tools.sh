@@ -16,7 +16,7 @@
 # - nginx (HTTPS, a CA made here) in front of git http-backend under /long/ and /short/, and
 #   of a few static kube-apiserver answers elsewhere; its listening socket is bound first
 #   (port 0) and handed over in $NGINX, so no port is guessed;
-# - fcgiwrap, running git http-backend.
+# - fcgiwrap, running git http-backend (one process: no preforked children to outlive it).
 # nginx, fcgiwrap, git and openssl are installed (apt-get) when absent; kubectl must be at
 # /usr/bin/kubectl. A program that cannot be installed or started fails the run.
 # Each passing check appends "tools <name>" to $OAUTH2_INTEGRATION_LOG. Exits 1 if any failed.
@@ -126,7 +126,7 @@ git init -q --bare -b main "$REPOS/project.git" && git -C "$REPOS/project.git" c
   && git -C "$WORK/seed" -c user.name=seed -c user.email=seed@example.com commit -q -m first \
   && git -C "$WORK/seed" push -q "$REPOS/project.git" main || fatal "git could not make the repository"
 
-start fcgiwrap sh -c "echo started; exec fcgiwrap -c 2 -s 'unix:$WORK/fcgiwrap.sock'"
+start fcgiwrap sh -c "echo started; exec fcgiwrap -s 'unix:$WORK/fcgiwrap.sock'"
 
 # Static answers of a kube-apiserver (discovery), served only past the token check.
 mkdir -p "$WORK/www"
