@@ -329,6 +329,8 @@ let package = Package(
             name: "OAuth2TestWorker",
             dependencies: [
                 "OAuth2", "OAuth2SecretService", "OAuth2TestSupport", .product(name: "HTTPTypes", package: "swift-http-types"),
+                // `bearer-check`: the token check behind nginx in Tests/CLI/tools.sh.
+                "OAuth2Web",
                 // `fleet-refresh`: a replica of the PostgreSQL fleet tests.
                 .target(name: "OAuth2Postgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Postgres"])),

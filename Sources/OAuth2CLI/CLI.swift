@@ -24,7 +24,7 @@ struct OAuth2Command: AsyncParsableCommand {
         subcommands: [
             DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
             IntrospectCommand.self, RevokeCommand.self, ExchangeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,
-            DemoCommand.self, RegisterCommand.self,
+            DemoCommand.self, RegisterCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
         ]
     )
 }

@@ -17,7 +17,8 @@ import Darwin
 
 let usage = """
     usage: oauth2-test-provider [--port N] [--algorithm RS256|ES256|PS256|EdDSA|…] [--issuer-path /path]
-                                [--no-iss] [--no-refresh-rotation] [--exit-on-stdin-close]
+                                [--no-iss] [--no-refresh-rotation] [--access-token-lifetime SECONDS]
+                                [--exit-on-stdin-close]
 
     Starts the swift-oauth2 test provider on 127.0.0.1 with the demo configuration
     (TestProvider.Configuration.demo) and prints its issuer. Clients: \(TestProvider.Demo.publicClientID) (public)
@@ -50,6 +51,9 @@ while let argument = arguments.popFirst() {
     case "--issuer-path": configuration.issuerPath = value()
     case "--no-iss": configuration.sendsIssuerParameter = false
     case "--no-refresh-rotation": configuration.rotatesRefreshTokens = false
+    case "--access-token-lifetime":
+        guard let seconds = Int(value()), seconds > 0 else { fail("--access-token-lifetime needs a positive number of seconds") }
+        configuration.lifetimes.accessToken = .seconds(seconds)
     case "--exit-on-stdin-close": exitOnStdinClose = true
     case "-h", "--help":
         print(usage, terminator: "")

@@ -42,6 +42,11 @@
 //       in a FileTokenStore at <dir>/tokens, fills the file system, saves a 64 KB session
 //       over it, and prints "refused <code> errno <n>", "kept <access token>" and
 //       "leftovers <temporary files left>".
+//   bearer-check <name>=<issuer>...
+//       The access-token check behind nginx's auth_request in Tests/CLI/tools.sh: GET
+//       /check/<name> checks a Bearer token, or the password of a Basic credential, at the
+//       issuer's introspection endpoint (BearerCheck.swift). Prints "LISTENING <url>", then a
+//       line per check; runs until killed.
 //   get <url>
 //       Sends GET <url> with a new URLSessionTransport (so with the process environment's
 //       proxy variables) and prints "status <code>".
@@ -225,6 +230,9 @@ do {
         say("kept \(try await store.load(key)?.tokens.accessToken ?? "nothing")")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         say("leftovers \(names.filter { $0.contains(".tmp-") }.count)")
+
+    case "bearer-check":
+        try await BearerCheck.run(Array(arguments.dropFirst()))
 
     case "get":
         guard arguments.count == 2, let url = URL(string: arguments[1]) else { fail("usage: get <url>", status: 64) }
