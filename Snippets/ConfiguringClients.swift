@@ -12,17 +12,17 @@ let issuer = URL(string: "https://login.example.com")!
 
 // snippet.show
 // snippet.metadata
-// GitHub publishes no discovery document: give its endpoints. Its form-encoded answers and
-// errors sent with HTTP 200 are understood without a setting.
-let github = try await OAuth2Client(
+// A server that publishes no discovery document: give its endpoints. (A known provider
+// has a preset that knows them and its habits: `.preset(.github)`, not this.)
+let legacy = try await OAuth2Client(
     server: .metadata(ServerMetadata(
-        issuer: URL(string: "https://github.com")!,
-        authorizationEndpoint: URL(string: "https://github.com/login/oauth/authorize")!,
-        tokenEndpoint: URL(string: "https://github.com/login/oauth/access_token")!,
+        issuer: URL(string: "https://legacy.example.com")!,
+        authorizationEndpoint: URL(string: "https://legacy.example.com/oauth/authorize")!,
+        tokenEndpoint: URL(string: "https://legacy.example.com/oauth/token")!,
         tokenEndpointAuthMethodsSupported: ["client_secret_post"])),
     configuration: ClientConfiguration(
-        clientID: "Iv1.abc", clientSecret: secret,
-        redirectURI: URL(string: "http://127.0.0.1:8080/cb")!, scopes: ["read:user"]))
+        clientID: "my-app", clientSecret: secret,
+        redirectURI: URL(string: "http://127.0.0.1:8080/cb")!, scopes: ["read"]))
 // snippet.end
 
 // snippet.preset
@@ -73,4 +73,4 @@ let tokens = try await AsyncHTTPClientTransport.withTransport(
 }
 // snippet.end
 // snippet.hide
-_ = (github, keycloak, fromFile, tokens)
+_ = (legacy, keycloak, fromFile, tokens)

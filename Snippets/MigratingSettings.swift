@@ -12,20 +12,21 @@ let callbackURL = URL(string: "http://127.0.0.1:8080/callback?code=x&state=y")!
 // snippet.show
 // snippet.p2Settings
 // p2/OAuth2's settings dictionary, keys unchanged (here as JSON; a property list works too).
+// An app on users' devices is a public client: no "client_secret" here. Whatever the app
+// ships, its users can read, so a secret in it is no secret; PKCE (always on) protects the
+// code instead. A provider that insists on a secret needs a server of yours to hold it.
 let p2 = try SettingsFile(data: Data("""
     {
       "client_id": "my_swift_app",
-      "client_secret": "C7447242",
-      "authorize_uri": "https://github.com/login/oauth/authorize",
-      "token_uri": "https://github.com/login/oauth/access_token",
+      "authorize_uri": "https://id.example.com/oauth/authorize",
+      "token_uri": "https://id.example.com/oauth/token",
       "redirect_uris": ["http://127.0.0.1:8080/callback"],
-      "scope": "user repo:status",
-      "secret_in_body": true,
+      "scope": "openid profile offline_access",
       "keychain": false
     }
     """.utf8))
 print(p2.format, p2.ignoredKeys)   // p2/OAuth2 ["keychain"]: read, and without effect here
-let github = try await OAuth2Client(server: p2.server, configuration: p2.configuration)
+let app = try await OAuth2Client(server: p2.server, configuration: p2.configuration)
 // snippet.end
 
 // snippet.oktaSettings
@@ -55,4 +56,4 @@ api = try await session.authorize(api)                         // p2 request(for
 print(me.subject, state.active, renewed.scopes, api)
 // snippet.end
 // snippet.hide
-_ = (github, reddit)
+_ = (app, reddit)

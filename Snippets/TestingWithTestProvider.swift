@@ -86,3 +86,17 @@ let provider = try await TestProvider.start(configuration: configuration)
 _ = try provider.rotateKeys()                                      // a new kid: clients must refetch the JWK set
 await provider.shutdown()
 // snippet.end
+
+// snippet.backChannel
+/// Your app's back-channel logout endpoint listens on 127.0.0.1:`appPort`; `sessionID` is the
+/// `sid` of the ID token it received when the test signed in.
+func backChannelLogoutReachesTheApp(provider: TestProvider, appPort: Int, sessionID: String) async throws {
+    var client = TestProvider.Configuration.demo.clients[0]
+    client.backChannelLogoutURI = URL(string: "http://127.0.0.1:\(appPort)/backchannel-logout")!
+    provider.register(client)
+    let delivery = try await provider.sendBackChannelLogout(clientID: client.id, sessionID: sessionID)
+    precondition(delivery.statusCode == 200)
+    // The same token again must be refused as a replay: POST
+    // "logout_token=" + delivery.logoutToken to the endpoint and expect 400.
+}
+// snippet.end

@@ -221,7 +221,7 @@ struct ExampleStores: Sendable {
         }
         #else
         if settings.postgresURL != nil {
-            throw SettingsError("OAUTH2_EXAMPLE_POSTGRES_URL needs the app built with the trait Postgres (--traits Hummingbird,Postgres)")
+            throw SettingsError("OAUTH2_EXAMPLE_POSTGRES_URL needs the app built with the trait Postgres (--traits URLSession,Hummingbird,Postgres)")
         }
         #endif
     }

@@ -2,7 +2,7 @@
 // (OAuth2Hummingbird over OAuth2Web's WebSignIn). Without OAUTH2_EXAMPLE_ISSUER it starts the
 // embedded test provider (OAuth2Testing) in-process and signs in with it.
 //
-//   swift run --traits Hummingbird oauth2-web-example-hummingbird
+//   swift run --traits URLSession,Hummingbird oauth2-web-example-hummingbird
 //
 // Environment (all optional):
 //   OAUTH2_EXAMPLE_ISSUER         the provider's issuer (discovery); unset: the embedded provider
@@ -58,7 +58,7 @@ enum HummingbirdWebApp {
 @main
 enum HummingbirdWebApp {
     static func main() {
-        print("oauth2-web-example-hummingbird: built without the package trait `Hummingbird` (swift run --traits Hummingbird oauth2-web-example-hummingbird)")
+        print("oauth2-web-example-hummingbird: built without the package trait `Hummingbird` (swift run --traits URLSession,Hummingbird oauth2-web-example-hummingbird)")
     }
 }
 #endif

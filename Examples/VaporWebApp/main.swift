@@ -3,7 +3,7 @@
 // user's access token (refreshed when needed), and an API route for other clients that
 // accepts the provider's access tokens as bearer tokens, checked at its introspection endpoint.
 //
-//   swift run --traits Vapor oauth2-web-example-vapor
+//   swift run --traits URLSession,Vapor oauth2-web-example-vapor
 //
 // Settings (environment): OAUTH2_EXAMPLE_ISSUER, OAUTH2_EXAMPLE_CLIENT_ID and
 // OAUTH2_EXAMPLE_CLIENT_SECRET name the provider and the client registered there (redirect URI
@@ -97,6 +97,8 @@ func page(_ title: String, _ body: String) -> Response {
     return Response(status: .ok, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"], body: .init(string: html))
 }
 
+// The sign-in routes under /auth (login, callback, logout, the logout channels), and the
+// signed-in user, if any, in every request (request.webUser).
 app.middleware.use(VaporWebSignInMiddleware(signIn))
 
 app.get { request in
@@ -106,6 +108,7 @@ app.get { request in
 
 app.get("healthz") { _ in "ok" }
 
+// Pages that need a signed-in user: a browser that has none is sent to sign in.
 let signedIn = app.grouped(VaporRequireSignIn(signIn))
 
 signedIn.get("profile") { request in
@@ -164,5 +167,5 @@ let signals = AsyncStream<Void> { continuation in
 for await _ in signals { break }
 try await stop(app)
 #else
-print("oauth2-web-example-vapor: built without the Vapor trait (swift run --traits Vapor oauth2-web-example-vapor)")
+print("oauth2-web-example-vapor: built without the Vapor trait (swift run --traits URLSession,Vapor oauth2-web-example-vapor)")
 #endif

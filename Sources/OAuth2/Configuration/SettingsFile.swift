@@ -100,8 +100,10 @@ public struct SettingsFile: Sendable, Decodable, CustomStringConvertible {
     /// The client's human-readable name (`client_name`).
     public var clientName: String?
     /// Whether a stored access token without an expiry may be used as if it were valid
-    /// (p2's `token_assume_unexpired`, `true` by default as in p2). With `false`, a session
-    /// restoring such a token should refresh or sign in again rather than use it.
+    /// (p2's `token_assume_unexpired`, `true` by default as in p2). Read from the file and
+    /// kept for your own code: no ``TokenSession`` reads it. A session always uses a token
+    /// without an expiry (and not a JWT with `exp`) until the server refuses it, then
+    /// renews it once (``TokenSession/perform(_:body:)``).
     public var assumesTokensWithoutExpiryAreValid: Bool
     /// The ``ProviderPreset/name`` of the provider the settings named, if any.
     public var provider: String?

@@ -26,7 +26,7 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-id"), help: "The client id (default: the profile's; none: register one).") var clientID: String?
     @OptionGroup var clientSecret: ClientSecretOptions
     @OptionGroup var auth: ClientAuthOptions
-    @Option(help: "Space-separated scopes (default: the profile's, else openid profile).") var scope: String?
+    @Option(help: "Space-separated scopes (default: the profile's, else the --provider preset's, else openid profile).") var scope: String?
     @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
     @Flag(help: "Use the device flow (RFC 8628).") var device = false
     @Flag(help: "Deprecated: the legacy implicit grant, response_type=token (no refresh token).") var implicit = false
@@ -82,6 +82,29 @@ struct LoginCommand: AsyncParsableCommand {
         }
     }
 
+    /// The scopes of a new profile: `--scope`, else the scopes of the `--provider` preset
+    /// (`read:user` for GitHub, `identity` for Reddit…), else `openid profile`.
+    static func scopes(_ scope: String?, provider: String?) throws -> [String] {
+        if let scope { return scope.split(separator: " ").map(String.init) }
+        if let provider { return try Context.preset(named: provider).scopes }
+        return ["openid", "profile"]
+    }
+
+    /// The warning for a sign-in that brought an expiring access token and no refresh token
+    /// (`nil` otherwise): `token` will exit 5 once it expires. It says what usually brings
+    /// one: for Google (whose preset already sends `access_type=offline`), a new consent;
+    /// elsewhere, the `offline_access` scope.
+    static func missingRefreshTokenWarning(_ tokens: TokenSet, provider: String?, scopes: [String]) -> String? {
+        guard tokens.refreshToken == nil, tokens.expiresAt != nil else { return nil }
+        var text = "warning: the server issued no refresh token, so `oauth2 token` will exit 5 (sign in again) once this access token expires"
+        if provider?.lowercased() == "google" {
+            text += "; Google issues one only when the user consents: sign in again with --prompt consent"
+        } else if provider == nil, !scopes.contains("offline_access") {
+            text += "; many servers issue one only for the offline_access scope: sign in again with it in --scope"
+        }
+        return text + "."
+    }
+
     /// The port and path of a loopback redirect URI.
     static func loopback(_ text: String) throws -> (port: Int, path: String) {
         guard let url = URL(string: text), url.scheme == "http", let host = url.host,
@@ -96,7 +119,7 @@ struct LoginCommand: AsyncParsableCommand {
             if let existing = try context.profiles.load(context.profileName) { return try await run(context, profile: existing) }
             return try await register(context)
         }
-        let scopes = (scope ?? "openid profile").split(separator: " ").map(String.init)
+        let scopes = try Self.scopes(scope, provider: provider)
         var parameters: [String: String] = [:]
         for param in params {
             let parts = param.split(separator: "=", maxSplits: 1)
@@ -235,6 +258,9 @@ struct LoginCommand: AsyncParsableCommand {
         try await context.saveSignIn(profile: profile, client: client, tokens: tokens, secret: secret)
         let who = tokens.idTokenClaims.map { " as \($0.subject)" } ?? ""
         Output.step("Signed in\(who); profile \"\(context.profileName)\" saved (\(profile.store.rawValue) store).")
+        if implicitType == nil, let warning = Self.missingRefreshTokenWarning(tokens, provider: profile.provider, scopes: scopes) {
+            Output.error(warning)
+        }
     }
 }
 
