@@ -416,7 +416,9 @@ let package = Package(
         .testTarget(
             name: "OAuth2CLITests",
             dependencies: [
-                "OAuth2CLI", "OAuth2", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "OAuth2CLI", "OAuth2", "OAuth2Internals", "OAuth2Testing", "OAuth2TestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],

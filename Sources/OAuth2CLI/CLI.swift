@@ -24,7 +24,7 @@ struct OAuth2Command: AsyncParsableCommand {
         subcommands: [
             DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
             IntrospectCommand.self, RevokeCommand.self, ExchangeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,
-            DemoCommand.self, RegisterCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
+            DemoCommand.self, RegisterCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self, AgentCommand.self,
         ]
     )
 }
@@ -110,6 +110,7 @@ protocol TakesGlobalOptions {
     var global: GlobalOptions { get }
 }
 
+extension AgentCommand: TakesGlobalOptions {}
 extension DecodeCommand: TakesGlobalOptions {}
 extension DemoCommand: TakesGlobalOptions {}
 extension DiscoverCommand: TakesGlobalOptions {}

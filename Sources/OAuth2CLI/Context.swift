@@ -10,16 +10,20 @@ typealias CLIStore = TokenStore & RegistrationStore
 struct Context {
     let global: GlobalOptions
     let logger: Logger
+    /// How requests are sent: ``transport`` (tests of the agent pass one that holds requests
+    /// at a gate).
+    let transport: any HTTPTransport
 
-    init(_ global: GlobalOptions) {
+    init(_ global: GlobalOptions, transport: any HTTPTransport = Context.transport) {
         self.global = global
+        self.transport = transport
         logger = global.logger
     }
 
     var profileName: String { global.profileName }
     /// How the tool talks HTTP: ``transport``, `--http-timeout` and the `-v` logger.
     var environment: HTTPEnvironment {
-        HTTPEnvironment(transport: Self.transport, requestDeadline: global.requestDeadline, logger: logger)
+        HTTPEnvironment(transport: transport, requestDeadline: global.requestDeadline, logger: logger)
     }
     var profiles: ProfileStore { ProfileStore(configDirectory: global.configDirectory) }
 

@@ -221,6 +221,40 @@ expect "... no NIO thread was named" sh -c "grep -q PR_SET_NAME '$WORK/threads' 
 check dot "machine profile: a forced refresh does start one" 0 strace -f -e trace=prctl -o "$WORK/threads" "$BIN" --profile machine token --force-refresh
 expect "... (the check above can see NIO's threads)" grep -q '"NIO-' "$WORK/threads"
 expect "the discovery cache holds DOT's metadata, private (0600)" sh -c "grep -q '\"issuer\":\"$DOT\"' '$OAUTH2_CONFIG_DIR'/metadata/*.json && test \"\$(stat -c %a '$OAUTH2_CONFIG_DIR'/metadata/*.json | sort -u)\" = 600"
+
+# agent_checks SERVER PROFILE: `oauth2 agent` hands out PROFILE's token over its socket (a
+# signed-in profile of the file store); a client with OAUTH2_AGENT_SOCK opens no file of the
+# config directory; SIGTERM stops the agent and removes its socket.
+agent_checks() {
+  local server=$1 profile=$2 dir sock pid i rc stored
+  dir=$(mktemp -d); sock=$dir/agent.sock
+  "$BIN" agent --socket "$sock" 2>"$WORK/agent.err" &
+  pid=$!
+  for i in $(seq 1 200); do grep -qs "listening on" "$WORK/agent.err" && break; sleep 0.05; done
+  stored=$("$BIN" --profile "$profile" token)
+  check "$server" "agent: token through OAUTH2_AGENT_SOCK" 0 env OAUTH2_AGENT_SOCK="$sock" "$BIN" --profile "$profile" token
+  expect "... the token the store holds" test "$(out)" = "$stored"
+  expect "the socket is private (0600)" test "$(stat -c %a "$sock")" = 600
+  check "$server" "agent: the client opens no file of the config directory" 0 env OAUTH2_AGENT_SOCK="$sock" \
+    strace -f -e trace=open,openat -o "$WORK/opens" "$BIN" --profile "$profile" token
+  expect "... (no profile, no token store)" sh -c "grep -q openat '$WORK/opens' && ! grep -qF -- '$OAUTH2_CONFIG_DIR' '$WORK/opens'"
+  check "$server" "agent: a profile never signed in: sign in again (5)" 5 env OAUTH2_AGENT_SOCK="$sock" "$BIN" --profile never-signed-in token
+  expect "... said as a sentence" grep -q "^oauth2: no stored sign-in for profile" "$WORK/err"
+  check "$server" "agent: --force-refresh does not go through the agent (2)" 2 env OAUTH2_AGENT_SOCK="$sock" "$BIN" --profile "$profile" token --force-refresh
+  check "$server" "agent: a second agent does not take the socket over (1)" 1 "$BIN" agent --socket "$sock"
+  expect "... and says why" grep -q "already listening" "$WORK/err"
+  chmod 777 "$dir"
+  check "$server" "agent: the client refuses a socket directory others can write to (1)" 1 env OAUTH2_AGENT_SOCK="$sock" "$BIN" --profile "$profile" token
+  expect "... and says why" grep -q "can be written by others" "$WORK/err"
+  chmod 700 "$dir"
+  kill -TERM "$pid"; wait "$pid"; rc=$?
+  check "$server" "agent: SIGTERM stops it (exit 0)" 0 test "$rc" = 0
+  expect "... and removes its socket" test ! -e "$sock"
+  expect "... and its log holds no token" sh -c "! grep -qF -- '$stored' '$WORK/agent.err'"
+  check "$server" "agent: no agent listening: transient (3)" 3 env OAUTH2_AGENT_SOCK="$sock" "$BIN" --profile "$profile" token
+  rm -rf "$dir"
+}
+agent_checks dot machine
 check dot "request: a final 4xx exits 1" 1 "$BIN" --profile machine request "$DOT_URL/o/no-such-endpoint/"
 expect "the final status went to stderr" grep -q "HTTP 404" "$WORK/err"
 printf '%s\n' "${OAUTH2_TEST_PASSWORD:-alice-pw}" >"$WORK/pw"

@@ -96,6 +96,14 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if grant == nil, let socket = AgentClient.configuredSocket {
+            // OAUTH2_AGENT_SOCK: the agent answers; no store is opened here.
+            if forceRefresh {
+                throw CLIError.usage("--force-refresh does not go through the agent", hint: "unset \(AgentSocketPath.environmentVariable) to refresh from the store")
+            }
+            Output.result(try AgentClient.accessToken(profile: global.profileName, socket: socket).accessToken)
+            return
+        }
         let context = Context(global)
         if let grant {
             try await machineSignIn(grant, context: context)
