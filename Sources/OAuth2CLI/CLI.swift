@@ -24,7 +24,7 @@ struct OAuth2Command: AsyncParsableCommand {
         subcommands: [
             DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
             IntrospectCommand.self, RevokeCommand.self, ExchangeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,
-            DemoCommand.self, RegisterCommand.self,
+            DemoCommand.self, RegisterCommand.self, ExecCommand.self,
         ]
     )
 }
@@ -114,6 +114,7 @@ extension DecodeCommand: TakesGlobalOptions {}
 extension DemoCommand: TakesGlobalOptions {}
 extension DiscoverCommand: TakesGlobalOptions {}
 extension ExchangeCommand: TakesGlobalOptions {}
+extension ExecCommand: TakesGlobalOptions {}
 extension IntrospectCommand: TakesGlobalOptions {}
 extension LoginCommand: TakesGlobalOptions {}
 extension LogoutCommand: TakesGlobalOptions {}
