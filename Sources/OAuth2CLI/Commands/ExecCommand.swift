@@ -12,7 +12,7 @@ struct ExecCommand: AsyncParsableCommand, AnswersFromStore {
             The token is renewed first when it needs to be (as `oauth2 token` does), then COMMAND replaces this \
             process: its exit status is the command's, and `ps` shows only the command and its own arguments. \
             The variable is OAUTH2_ACCESS_TOKEN unless --env-var names another:
-              oauth2 --profile api exec -- sh -c 'curl -H "Authorization: Bearer $OAUTH2_ACCESS_TOKEN" https://api.example.com/me'
+              oauth2 exec -- sh -c 'curl -H "Authorization: Bearer $OAUTH2_ACCESS_TOKEN" …'
               oauth2 --profile gh exec --env-var GH_TOKEN -- gh api user
 
             Exit status: the command's; 127 when it is not found, 126 when it cannot be run; the tool's own \
