@@ -63,16 +63,22 @@ enum ProcessReplacement {
     /// only when no program could be started.
     static func exec(_ arguments: [String], setting variable: String, to value: String) -> Failure {
         let name = arguments[0]
-        let environment = ProcessInfo.processInfo.environment
-        var entries = environment.filter { $0.key != variable }.map { "\($0.key)=\($0.value)" }
-        entries.append("\(variable)=\(value)")
+        // This process's environment as it is (byte for byte, in its order), less `variable`.
+        let prefix = variable + "="
+        var envp: [UnsafeMutablePointer<CChar>?] = []
+        var entry: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        while let pointer = entry?.pointee {
+            if strncmp(pointer, prefix, prefix.utf8.count) != 0 { envp.append(pointer) }
+            entry = entry?.successor()
+        }
         // Never freed: on success the process is gone; on failure it exits.
+        envp += [strdup("\(variable)=\(value)"), nil]
         let argv = arguments.map { strdup($0) } + [nil]
-        let envp = entries.map { strdup($0) } + [nil]
+        let path = getenv("PATH").map { String(cString: $0) }
         restoreInheritedSignals()
         var denied = false
         var lastError = ENOENT
-        for candidate in candidates(for: name, path: environment["PATH"]) {
+        for candidate in candidates(for: name, path: path) {
             execve(candidate, argv, envp)
             lastError = errno
             switch lastError {
