@@ -32,7 +32,7 @@ import Testing
                 _ = try OAuth2Command.parseAsRoot(arguments)
                 Issue.record("\(arguments) parsed")
             } catch {
-                #expect(ExitStatus(error) == .usage, "\(arguments)")
+                #expect(OAuth2Command.exitCode(for: error) == .validationFailure, "\(arguments)")  // CLI.run: exit 2
                 #expect(OAuth2Command.message(for: error).contains("needs a command after --"), "\(arguments)")
             }
         }
@@ -43,7 +43,7 @@ import Testing
             _ = try OAuth2Command.parseAsRoot(["exec", "--profil", "p", "--", "true"])
             Issue.record("a misspelt option parsed")
         } catch {
-            #expect(ExitStatus(error) == .usage)
+            #expect(OAuth2Command.exitCode(for: error) == .validationFailure)  // CLI.run: exit 2
             #expect(OAuth2Command.message(for: error).contains("'--profil'"))
         }
         for help in ["--help", "-h"] {
