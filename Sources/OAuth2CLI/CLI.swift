@@ -24,7 +24,8 @@ struct OAuth2Command: AsyncParsableCommand {
         subcommands: [
             DiscoverCommand.self, LoginCommand.self, TokenCommand.self, UserInfoCommand.self, RequestCommand.self,
             IntrospectCommand.self, RevokeCommand.self, ExchangeCommand.self, LogoutCommand.self, StatusCommand.self, DecodeCommand.self,
-            DemoCommand.self, RegisterCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self, AgentCommand.self,
+            DemoCommand.self, RegisterCommand.self, ExecCommand.self, GitCredentialCommand.self, KubectlCredentialCommand.self,
+            AgentCommand.self,
         ]
     )
 }
@@ -115,6 +116,7 @@ extension DecodeCommand: TakesGlobalOptions {}
 extension DemoCommand: TakesGlobalOptions {}
 extension DiscoverCommand: TakesGlobalOptions {}
 extension ExchangeCommand: TakesGlobalOptions {}
+extension ExecCommand: TakesGlobalOptions {}
 extension IntrospectCommand: TakesGlobalOptions {}
 extension LoginCommand: TakesGlobalOptions {}
 extension LogoutCommand: TakesGlobalOptions {}

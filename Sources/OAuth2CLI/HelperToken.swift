@@ -13,12 +13,17 @@ struct HelperToken: Sendable {
 
 extension Context {
     /// The profile's access token, renewed first when due (as `oauth2 token` does), with
-    /// its expiry.
+    /// its expiry; from the agent when `OAUTH2_AGENT_SOCK` names one.
     ///
     /// - Throws: what ``session()`` and ``TokenSession/freshTokens()`` throw (sign in
     ///   again, transient failures); a usage error for DPoP-bound tokens, which another
     ///   program cannot present as a bearer token or a password.
     func helperToken() async throws -> HelperToken {
+        if let socket = AgentClient.configuredSocket {
+            // OAUTH2_AGENT_SOCK: the agent answers (it serves no DPoP-bound profile); no store is opened.
+            let token = try AgentClient.accessToken(profile: profileName, socket: socket)
+            return HelperToken(accessToken: token.accessToken, expiresAt: token.expiresAt)
+        }
         let (_, session) = try await session()
         let tokens = try await session.freshTokens()
         guard tokens.tokenType != .dpop else {

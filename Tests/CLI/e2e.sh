@@ -5,6 +5,7 @@
 # "browser" is $BROWSER, as a user's would be). scripts/test runs this with the servers up
 # and their environment exported:
 #   Tests/CLI/e2e.sh PATH-TO-oauth2
+#   OAUTH2_E2E_ONLY=embedded Tests/CLI/e2e.sh PATH-TO-oauth2   # only the checks that need no outside server
 # Each passing check appends "<server>-cli <name>" to $OAUTH2_INTEGRATION_LOG. Exits 1 if
 # any check failed.
 set -uo pipefail
@@ -98,6 +99,82 @@ expect "... naming the host and the cause, on one line" sh -c "test \"\$(wc -l <
 echo "== demo"
 check embedded "demo: the whole journey against the embedded provider" 0 "$BIN" demo
 expect "demo reported its nine steps" test "$(grep -c '✔' "$WORK/err")" = 9
+
+echo "== a cached token, its formats, and exec (the embedded test provider)"
+# oauth2-test-provider (OAUTH2_TEST_PROVIDER, which scripts/test sets, else beside the tool)
+# on 127.0.0.1, an ephemeral port; it exits when its stdin (fd 8 here) closes.
+PROVIDER=${OAUTH2_TEST_PROVIDER:-$(dirname "$BIN")/oauth2-test-provider}
+mkfifo "$WORK/provider-in"
+"$PROVIDER" --exit-on-stdin-close <"$WORK/provider-in" >"$WORK/provider-issuer" 2>"$WORK/provider.log" &
+exec 8>"$WORK/provider-in"
+for _ in $(seq 100); do [ -s "$WORK/provider-issuer" ] && break; sleep 0.1; done
+EMBEDDED=$(head -n 1 "$WORK/provider-issuer")
+expect "the test provider started ($PROVIDER)" test -n "$EMBEDDED"
+printf '%s\n' oauth2-demo-secret >"$WORK/demo-credential"
+e="--profile embedded"
+check embedded "machine profile at the test provider, file store" 0 "$BIN" $e --store file token --grant client_credentials \
+  --issuer "$EMBEDDED" --client-id oauth2-demo-confidential --client-secret-file "$WORK/demo-credential" --scope api
+check embedded "token: a cached token" 0 "$BIN" $e token
+cached=$(out)
+expect "... is the one the sign-in printed" test -n "$cached"
+# Threads and processes are made by clone/clone3 (fork and vfork too): a cached token makes none.
+jq_true() { jq -e "$@" >/dev/null; }
+clones() { grep -cE '^[0-9]+ +(clone|clone3|fork|vfork)\(' "$WORK/clones"; }
+check embedded "a cached token starts no thread (strace -f)" 0 strace -f -e trace=clone,clone3,fork,vfork -o "$WORK/clones" "$BIN" $e token
+expect "... no clone, clone3, fork or vfork" test "$(clones)" = 0
+expect "... and prints the cached token" test "$(out)" = "$cached"
+check embedded "a forced refresh does start threads (strace -f)" 0 strace -f -e trace=clone,clone3,fork,vfork -o "$WORK/clones" "$BIN" $e token --force-refresh
+expect "... (the check above can see them)" test "$(clones)" -gt 0
+refreshed=$(out)
+expect "... and gets a new token" test -n "$refreshed" -a "$refreshed" != "$cached"
+check embedded "token --format header" 0 "$BIN" $e token --format header
+expect "... is one Authorization line" test "$(out)" = "Authorization: Bearer $refreshed"
+check embedded "token --format json" 0 "$BIN" $e token --format json
+expect "... has the token, its type, an RFC 3339 expiry and the scope" jq_true --arg t "$refreshed" \
+  '.access_token == $t and .token_type == "Bearer" and .scope == "api" and (.expires_at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"))' "$WORK/out"
+expect "... and nothing else (no refresh token)" jq_true 'keys == ["access_token", "expires_at", "scope", "token_type"]' "$WORK/out"
+check embedded "token --format env" 0 "$BIN" $e token --format env
+expect "... is a line a shell reads back" sh -c "eval \"\$(cat '$WORK/out')\"; test \"\$OAUTH2_ACCESS_TOKEN\" = '$refreshed'"
+check embedded "token --format env --env-var GH_TOKEN" 0 "$BIN" $e token --format env --env-var GH_TOKEN
+expect "... names the variable" grep -q "^GH_TOKEN='" "$WORK/out"
+check embedded "token --format json after a forced refresh" 0 "$BIN" $e token --force-refresh --format json
+expect "... the session's way prints the same form" jq_true '.token_type == "Bearer" and (.access_token | length > 0)' "$WORK/out"
+current=$("$BIN" $e token)
+check embedded "token --format yaml: usage error (2)" 2 "$BIN" $e token --format yaml
+check embedded "token --env-var without --format env: usage error (2)" 2 "$BIN" $e token --env-var T
+
+# exec: the command replaces the tool (its parent is this script), sees the token in its
+# environment only, and its exit status is the tool's.
+check embedded "exec: the command sees the token in OAUTH2_ACCESS_TOKEN" 0 env -u OAUTH2_ACCESS_TOKEN "$BIN" $e exec -- \
+  sh -c 'test -n "$OAUTH2_ACCESS_TOKEN" && printf %s "$OAUTH2_ACCESS_TOKEN" >"$1" && echo "$PPID" && tr "\0" " " </proc/$$/cmdline' sh "$WORK/seen"
+expect "... the token, renewed by the same rule as token" test "$(cat "$WORK/seen")" = "$current"
+expect "... the command replaced the tool: its parent is this script" test "$(head -n 1 "$WORK/out")" = "$$"
+expect "... and the token is not on its command line" sh -c "! grep -qF -- '$current' '$WORK/out'"
+check embedded "exec --env-var GH_TOKEN" 0 env -u OAUTH2_ACCESS_TOKEN "$BIN" $e exec --env-var GH_TOKEN -- \
+  sh -c 'test "$GH_TOKEN" = "$1" && test -z "${OAUTH2_ACCESS_TOKEN+set}"' sh "$current"
+check embedded "exec: the command's exit status is the tool's (7)" 7 "$BIN" $e exec -- sh -c 'exit 7'
+check embedded "exec without a command: usage error (2)" 2 "$BIN" $e exec --
+expect "... says so" grep -q "needs a command" "$WORK/err"
+check embedded "exec of a command that does not exist (127)" 127 "$BIN" $e exec -- no-such-command-oauth2-e2e
+expect "... names it" grep -q "command not found: no-such-command-oauth2-e2e" "$WORK/err"
+check embedded "exec for a profile without a sign-in (5)" 5 "$BIN" --profile never-signed-in exec -- true
+# The session's way (-vv; with no discovery cache, so that SwiftNIO starts and ignores
+# SIGPIPE): the command still gets the signal mask, ignored signals and descriptors this
+# script gave the tool.
+rm -rf "$OAUTH2_CONFIG_DIR/metadata"
+check embedded "exec the session's way: the command's signal state is the caller's" 0 "$BIN" -vv $e exec -- grep -E '^Sig(Blk|Ign)' /proc/self/status
+expect "... (SigBlk and SigIgn as here)" sh -c "grep -E '^Sig(Blk|Ign)' /proc/self/status | diff - '$WORK/out' >/dev/null"
+expect "... and SwiftNIO ran (a discovery request)" grep -q "$EMBEDDED" "$WORK/err"
+check embedded "exec the session's way: no descriptor of the tool's is left open" 0 "$BIN" -vv $e exec -- ls /proc/self/fd
+ls /proc/self/fd >"$WORK/fds" 2>/dev/null
+expect "... (the same descriptors as a command run here)" diff "$WORK/fds" "$WORK/out"
+exec 8>&-  # the test provider exits
+
+# OAUTH2_E2E_ONLY=embedded: only the sections above, which need no outside server.
+if [ "${OAUTH2_E2E_ONLY:-}" = embedded ]; then
+  echo "e2e: $passed passed, $failures failed (OAUTH2_E2E_ONLY=embedded)"
+  [ "$failures" = 0 ]; exit
+fi
 
 echo "== Glewlwyd"
 # Glewlwyd's introspection and revocation want an authenticated client: the confidential

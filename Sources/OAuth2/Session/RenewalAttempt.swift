@@ -43,7 +43,7 @@ struct RenewalAttempt: Sendable {
             let client = self.client.withDPoP(dpopOptions)
             let newest = Self.newest(stored?.tokens, memory)
             if let newest, newest.accessToken != rejected,
-                client.now() < TokenExpiry(newest, leeway: options.leeway).renewAt
+                TokenExpiry(newest, leeway: options.leeway).isFresh(at: client.now())
             {
                 return .renewed(newest, fromServer: false)  // another session or process renewed it
             }

@@ -22,6 +22,11 @@ struct TokenExpiry: Sendable, Equatable {
     /// caller renews, and the renewal reads the stored record before asking the server.
     mutating func renewNow() { renewAt = .distantPast }
 
+    /// `true` while the access token needs no renewal at `now` (before ``renewAt``): the
+    /// one rule by which a session answers from the tokens in hand, and by which the
+    /// `oauth2` tool answers from its store (``TokenSession/isFresh(_:options:at:)``).
+    func isFresh(at now: Date) -> Bool { now < renewAt }
+
     init(_ tokens: TokenSet, leeway: TimeInterval) {
         let expiry = tokens.expiresAt ?? Self.jwtExpiry(tokens.accessToken).map { $0.addingTimeInterval(-Self.skew(tokens)) }
         guard let expiry else {

@@ -20,7 +20,7 @@ extension TokenSession {
         // request's own: the buffer of its header fields.
         let now = baseClient.now()
         let header: String? = state.withLock { state in
-            guard let snapshot = state.current, now < snapshot.expiry.renewAt, snapshot.tokens.tokenType == .bearer else { return nil }
+            guard let snapshot = state.current, snapshot.expiry.isFresh(at: now), snapshot.tokens.tokenType == .bearer else { return nil }
             if let header = snapshot.bearerHeader { return header }
             let header = "Bearer " + snapshot.tokens.accessToken
             state.current?.bearerHeader = header

@@ -35,7 +35,7 @@ extension TokenSession {
         let now = baseClient.now()
         return state.withLock { state in
             // Fresh (or renewed meanwhile by another caller).
-            if let snapshot = state.current, snapshot.tokens.accessToken != rejected, now < snapshot.expiry.renewAt {
+            if let snapshot = state.current, snapshot.tokens.accessToken != rejected, snapshot.expiry.isFresh(at: now) {
                 return .answered(snapshot.tokens)
             }
             if let backoff = state.backoff, now < backoff.until {
@@ -63,7 +63,7 @@ extension TokenSession {
                         if state.flight == nil {
                             // The renewal this caller found due ended meanwhile.
                             if let snapshot = state.current, snapshot.tokens.accessToken != rejected,
-                                baseClient.now() < snapshot.expiry.renewAt
+                                snapshot.expiry.isFresh(at: baseClient.now())
                             {
                                 state.leave(index)
                                 return .answered(snapshot.tokens)

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import OAuth2
 
-struct TokenCommand: AsyncParsableCommand {
+struct TokenCommand: AsyncParsableCommand, AnswersFromStore {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print a valid access token (refreshing first when needed); safe to run from many processes at once.",
@@ -20,6 +20,11 @@ struct TokenCommand: AsyncParsableCommand {
                   [--client-secret-file F] --assertion-key KEY \\
                   --assertion-issuer ISS --assertion-subject SUB [--assertion-key-id KID]
 
+            --format header prints `Authorization: Bearer …` (`DPoP …` for a DPoP-bound token), json an object \
+            with access_token, token_type, expires_at (RFC 3339) and scope, env a shell-quoted line \
+            OAUTH2_ACCESS_TOKEN='…' (--env-var names another variable). A valid token in the file store is \
+            answered from it, starting nothing else.
+
             The JWT bearer grant (RFC 7523 §2.1) presents an assertion from a file (- reads stdin), or one signed \
             here with --assertion-key (PEM or JWK; aud is the issuer, valid 60 s). It gives no refresh token: run it \
             again when the token expires. (--private-key is the client's own key, for private_key_jwt.)
@@ -31,6 +36,11 @@ struct TokenCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("force-refresh"), help: "Refresh even if the token is still valid.") var forceRefresh = false
+    @Option(help: "What to print: bare (the token; default), header, json or env.") var format: TokenOutput = .bare
+    @Option(
+        name: .customLong("env-var"),
+        help: ArgumentHelp("The variable --format env sets (default \(TokenOutput.defaultVariable)).", valueName: "name"))
+    var envVar: String?
     @Option(help: "Make a machine profile with this grant: client_credentials, password or jwt-bearer.") var grant: MachineGrant?
     @Option(help: "The issuer (with --grant).") var issuer: String?
     @Option(help: "A provider preset instead of --issuer (with --grant).") var provider: String?
@@ -55,6 +65,12 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(name: .customLong("assertion-subject"), help: "The signed assertion's sub (--assertion-key).") var assertionSubject: String?
 
     func validate() throws {
+        if let envVar {
+            guard format == .env else { throw ValidationError("--env-var goes with --format env.") }
+            guard TokenOutput.isVariableName(envVar) else {
+                throw ValidationError("--env-var takes a variable name: letters, digits and _, not starting with a digit (got \"\(envVar)\").")
+            }
+        }
         if grant == nil {
             let machineOnly: [(String, Bool)] = [
                 ("--issuer", issuer != nil), ("--client-id", clientID != nil), ("--client-secret…", clientSecret.isGiven),
@@ -109,9 +125,18 @@ struct TokenCommand: AsyncParsableCommand {
             try await machineSignIn(grant, context: context)
             return
         }
-        let (_, session) = try await context.session()
-        let token = forceRefresh ? try await session.refresh().accessToken : try await session.freshAccessToken()
-        Output.result(token)
+        show(try await context.freshTokens(forceRefresh: forceRefresh))
+    }
+
+    /// A valid token in the file store, printed without a client, a session or a thread.
+    func answerFromStore() -> ExitStatus? {
+        guard grant == nil, !forceRefresh, let tokens = Context(global).storedFreshTokens() else { return nil }
+        show(tokens)
+        return .success
+    }
+
+    private func show(_ tokens: TokenSet) {
+        Output.result(format.render(tokens, variable: envVar ?? TokenOutput.defaultVariable))
     }
 
     private func machineSignIn(_ grant: MachineGrant, context: Context) async throws {
@@ -158,6 +183,6 @@ struct TokenCommand: AsyncParsableCommand {
             }
         }
         try await context.saveSignIn(profile: profile, client: client, tokens: tokens, secret: secret)
-        Output.result(tokens.accessToken)
+        show(tokens)
     }
 }
