@@ -4,7 +4,7 @@ import Hummingbird
 import OAuth2Web
 
 /// Serves a protected resource's metadata (RFC 9728) for a Hummingbird API: answers
-/// `GET`/`HEAD` of `ResourceServer/metadataResponse(for:)`'s path — the resource
+/// `GET`/`HEAD` of `ResourceServer.metadataResponse(for:)`'s path — the resource
 /// identifier's path under `/.well-known/oauth-protected-resource`, e.g.
 /// `/.well-known/oauth-protected-resource/mcp` for `https://mcp.example.com/mcp` — and lets
 /// every other request through.
@@ -26,7 +26,7 @@ import OAuth2Web
 /// is `ResourceServer`'s.
 @available(macOS 14, iOS 17, tvOS 17, *)
 public struct HummingbirdProtectedResourceMetadataMiddleware<Context: RequestContext>: RouterMiddleware {
-    /// The resource server whose ``OAuth2Web/ResourceServer/resource`` is published.
+    /// The resource server whose `ResourceServer.resource` is published.
     public let server: ResourceServer
 
     /// Creates the middleware.

@@ -6,7 +6,7 @@ import OAuth2Web
 import Vapor
 
 /// Serves a protected resource's metadata (RFC 9728) for a Vapor API: answers `GET`/`HEAD`
-/// of `ResourceServer/metadataResponse(for:)`'s path — the resource identifier's path under
+/// of `ResourceServer.metadataResponse(for:)`'s path — the resource identifier's path under
 /// `/.well-known/oauth-protected-resource`, e.g. `/.well-known/oauth-protected-resource/mcp`
 /// for `https://mcp.example.com/mcp` — and lets every other request through.
 ///

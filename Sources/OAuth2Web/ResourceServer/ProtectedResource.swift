@@ -42,7 +42,7 @@ public struct ProtectedResource: Sendable {
     /// a default port dropped: the metadata's `resource`, and the `aud` a token for this API
     /// carries. Configured, never taken from a request (its `Host` header changes nothing).
     public let identifier: URL
-    /// Where the metadata is served (``ProtectedResourceMetadata/metadataURL(for:)``), and
+    /// Where the metadata is served (`ProtectedResourceMetadata.metadataURL(for:)`), and
     /// the `resource_metadata` of the challenges.
     public let metadataURL: URL
     /// `authorization_servers`: the issuers a client may get a token from; empty: the
@@ -78,9 +78,9 @@ public struct ProtectedResource: Sendable {
     ///   - documentation: a page for developers.
     ///   - additionalFields: more members of the document.
     ///   - signature: signs the document into `signed_metadata`.
-    /// - Throws: ``OAuth2Error/Code/insecureEndpoint`` for an identifier or authorization
+    /// - Throws: `OAuth2Error.Code.insecureEndpoint` for an identifier or authorization
     ///   server that is not HTTPS (or HTTP on a loopback host);
-    ///   ``OAuth2Error/Code/invalidConfiguration`` for an identifier with a query, fragment or
+    ///   `OAuth2Error.Code.invalidConfiguration` for an identifier with a query, fragment or
     ///   user information, or a scope that is not an RFC 6749 §3.3 scope token.
     public init(
         identifier: URL, authorizationServers: [String] = [], scopesSupported: [String]? = nil, name: String? = nil, documentation: URL? = nil,

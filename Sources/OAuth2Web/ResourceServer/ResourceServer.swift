@@ -122,7 +122,7 @@ public struct ResourceServer: Sendable {
     ///   - acceptsBearerTokens: `false` to require DPoP.
     ///   - realm: the challenges' `realm`.
     ///   - logger: where refusals are logged at debug level (codes and reasons only).
-    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when there is no authorization
+    /// - Throws: `OAuth2Error.Code.invalidConfiguration` when there is no authorization
     ///   server to advertise (MCP clients need one), or the metadata cannot be signed.
     public init(
         resource: ProtectedResource, accessTokens: AccessTokenVerifier? = nil, introspection: TokenIntrospector? = nil,

@@ -222,7 +222,7 @@ public final class TokenIntrospector: Sendable {
         state.entries[key] = entry
     }
 
-    /// The rules for an answer (RFC 7662 §2.2, §4), but whom it names: ``verify(_:requiredScopes:resource:)``
+    /// The rules for an answer (RFC 7662 §2.2, §4), but whom it names: `verify(_:requiredScopes:resource:)`
     /// judges that on each use.
     private func judge(_ response: IntrospectionResponse, now: Date) -> Outcome {
         guard response.active else { return .failure(.invalidToken(.inactive, "The token is not active.")) }
