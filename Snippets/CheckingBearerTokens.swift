@@ -56,5 +56,22 @@ let dpop = DPoPProofVerifier(
 let bound = ResourceServer(accessTokens: verifier, dpop: dpop)
 // snippet.end
 
+// snippet.mcp
+// An MCP server at https://mcp.example.com/mcp: its URL is its resource identifier. Clients
+// ask for tokens with resource=<identifier>; a token whose aud names it is accepted.
+let mcpIssuer = try TrustedIssuer(
+    issuer: "https://id.example.com",
+    audiences: [],  // no other name: the resource identifier below is the one audience
+    keys: .jwks(URL(string: "https://id.example.com/jwks")!))
+let mcp = try ResourceServer(
+    resource: ProtectedResource(
+        identifier: URL(string: "https://mcp.example.com/mcp")!,
+        scopesSupported: ["tools:read", "tools:call"],
+        name: "Example MCP server"),
+    accessTokens: AccessTokenVerifier(issuers: [mcpIssuer]))
+// Serves GET /.well-known/oauth-protected-resource/mcp (nil for any other request):
+let metadataAnswer = mcp.metadataResponse(for: request)
+// snippet.end
+
 // snippet.hide
-_ = (opaque, served, bound)
+_ = (opaque, served, bound, metadataAnswer)

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import OAuth2
 
@@ -19,24 +20,42 @@ public struct AccessTokenChallenge: Sendable, Hashable {
 
     /// Renders `error` as challenges for the schemes an API offers.
     ///
+    /// The same as ``init(error:schemes:realm:dpopAlgorithms:resourceMetadata:)`` without
+    /// `resource_metadata`.
+    public init(error: AccessTokenError, schemes: [AccessTokenScheme], realm: String? = nil, dpopAlgorithms: [JWSAlgorithm] = []) {
+        self.init(error: error, schemes: schemes, realm: realm, dpopAlgorithms: dpopAlgorithms, resourceMetadata: nil)
+    }
+
+    /// Renders `error` as challenges for the schemes an API offers.
+    ///
     /// The challenge of the scheme the request used (or the first offered one) comes first
-    /// and carries `error`, `error_description` and, for `insufficient_scope`, `scope`;
-    /// every other offered scheme follows with its bare challenge. A DPoP challenge always
-    /// lists the accepted proof algorithms in `algs`. A request without a token gets bare
-    /// challenges only (RFC 6750 §3.1); ``AccessTokenError/Code/temporarilyUnavailable``
-    /// gets no challenge at all.
+    /// and carries `error` and `error_description`; every other offered scheme follows with
+    /// its bare challenge. Every challenge carries the `realm`, the `scope` the resource
+    /// requires (``AccessTokenError/requiredScopes``, RFC 6750 §3: for
+    /// `insufficient_scope` the scopes to ask for, RFC 6750 §3.1; on a 401 the scopes a new
+    /// token needs), and `resource_metadata`, the URL of the resource's metadata (RFC 9728
+    /// §5.1). A DPoP challenge always lists the accepted proof algorithms in `algs`. A
+    /// request without a token gets no `error` (RFC 6750 §3.1);
+    /// ``AccessTokenError/Code/temporarilyUnavailable`` gets no challenge at all. Values are
+    /// quoted strings with `"` and `\` escaped (RFC 9110 §5.6.4); a scope that is not an
+    /// RFC 6749 scope token is left out.
     ///
     /// - Parameters:
     ///   - error: why the request was refused.
     ///   - schemes: the schemes the API accepts, the preferred first (not empty).
     ///   - realm: the `realm` parameter, if any.
     ///   - dpopAlgorithms: the proof algorithms for `algs`.
-    public init(error: AccessTokenError, schemes: [AccessTokenScheme], realm: String? = nil, dpopAlgorithms: [JWSAlgorithm] = []) {
+    ///   - resourceMetadata: the `resource_metadata` parameter, if any (see
+    ///     ``ProtectedResource/metadataURL``).
+    public init(
+        error: AccessTokenError, schemes: [AccessTokenScheme], realm: String? = nil, dpopAlgorithms: [JWSAlgorithm] = [], resourceMetadata: URL?
+    ) {
         self.error = error
         status = error.status
         var fields = HTTPFields()
         if error.code != .temporarilyUnavailable, !schemes.isEmpty {
             let first = error.scheme.flatMap { schemes.contains($0) ? $0 : nil } ?? schemes[0]
+            let scope = error.requiredScopes.filter(ProtectedResource.isScopeToken).joined(separator: " ")
             var challenges: [String] = []
             for scheme in [first] + schemes.filter({ $0 != first }) {
                 var parameters: [(String, String)] = []
@@ -44,10 +63,9 @@ public struct AccessTokenChallenge: Sendable, Hashable {
                 if scheme == first, error.code.isSentToClient {
                     parameters.append(("error", error.code.rawValue))
                     parameters.append(("error_description", Self.descriptionText(error.message)))
-                    if error.code == .insufficientScope, !error.requiredScopes.isEmpty {
-                        parameters.append(("scope", error.requiredScopes.joined(separator: " ")))
-                    }
                 }
+                if !scope.isEmpty { parameters.append(("scope", scope)) }
+                if let resourceMetadata { parameters.append(("resource_metadata", resourceMetadata.absoluteString)) }
                 if scheme == .dpop, !dpopAlgorithms.isEmpty {
                     parameters.append(("algs", dpopAlgorithms.map(\.rawValue).joined(separator: " ")))
                 }

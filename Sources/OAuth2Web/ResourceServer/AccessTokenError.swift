@@ -110,7 +110,9 @@ public struct AccessTokenError: Error, Sendable, Hashable, CustomStringConvertib
     public var reason: Reason
     /// What was wrong, for people; sent as `error_description`. Never holds a token.
     public var message: String
-    /// For ``Code/insufficientScope``: the scopes the resource requires (sent as `scope`).
+    /// The scopes the resource requires, sent as the challenge's `scope`: for
+    /// ``Code/insufficientScope`` the scopes to ask for (RFC 6750 §3.1); ``ResourceServer``
+    /// sets the route's scopes on every refusal, so that a 401 names them too.
     public var requiredScopes: [String]
     /// For ``Code/useDPoPNonce`` (and whenever the client should switch to a fresh nonce):
     /// the nonce to send back in a `DPoP-Nonce` header.

@@ -13,7 +13,8 @@ import OAuth2JOSE
 /// 3. its `alg` is in that issuer's allow-list (never `none`, never HMAC);
 /// 4. its signature verifies with a key of the issuer's set (the `kid`'s key, or each key
 ///    that fits when there is no `kid`);
-/// 5. `aud` contains one of the issuer's audiences; `exp` has not passed and `nbf` has,
+/// 5. `aud` contains one of the issuer's audiences (or, behind a ``ResourceServer`` with a
+///    ``ProtectedResource``, its resource identifier); `exp` has not passed and `nbf` has,
 ///    both with the issuer's leeway; `iat` is present and not in the future; `sub`,
 ///    `client_id` and `jti` are present (RFC 9068 §2.2); `scope` and `cnf` have the right
 ///    types;
@@ -124,8 +125,14 @@ public struct AccessTokenVerifier: Sendable {
     ///   missing scope, ``AccessTokenError/Code/temporarilyUnavailable`` when the issuer's
     ///   JWK set cannot be fetched now and none was fetched within its staleness cap.
     public func verify(_ token: String, requiredScopes: [String] = []) async throws(AccessTokenError) -> VerifiedAccessToken {
+        try await verify(token, requiredScopes: requiredScopes, resource: nil)
+    }
+
+    /// Verifies a JWT access token for `resource` too: its `aud` may name the resource's
+    /// identifier instead of one of the issuer's audiences.
+    package func verify(_ token: String, requiredScopes: [String] = [], resource: ProtectedResource?) async throws(AccessTokenError) -> VerifiedAccessToken {
         do {
-            let verified = try await verifyToken(token)
+            let verified = try await verifyToken(token, resource: resource)
             try verified.requireScopes(requiredScopes)
             return verified
         } catch {
@@ -134,7 +141,7 @@ public struct AccessTokenVerifier: Sendable {
         }
     }
 
-    private func verifyToken(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken {
+    private func verifyToken(_ token: String, resource: ProtectedResource?) async throws(AccessTokenError) -> VerifiedAccessToken {
         let jws: JWS
         do { jws = try JWS(compact: token) } catch { throw .invalidToken(error) }
         guard let type = jws.type, Self.isAccessTokenType(type) else {
@@ -154,7 +161,7 @@ public struct AccessTokenVerifier: Sendable {
         } else {
             try await verifySignature(jws, issuer: issuer)
         }
-        return try Self.check(claims, issuer: issuer, now: now())
+        return try Self.check(claims, issuer: issuer, resource: resource, now: now())
     }
 
     /// The trusted issuer named `iss` (the last entry of ``issuers`` with it). A few issuers
@@ -191,23 +198,27 @@ public struct AccessTokenVerifier: Sendable {
     // MARK: - Claims
 
     /// The claim checks of RFC 9068 §4 (after the signature).
-    package static func check(_ claims: [String: JSONValue], issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
-        try check(Claims(claims), issuer: issuer, now: now)
+    package static func check(
+        _ claims: [String: JSONValue], issuer: TrustedIssuer, resource: ProtectedResource? = nil, now: Date
+    ) throws(AccessTokenError) -> VerifiedAccessToken {
+        try check(Claims(claims), issuer: issuer, resource: resource, now: now)
     }
 
-    static func check(_ claims: borrowing Claims, issuer: TrustedIssuer, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
+    /// The claim checks; `aud` names this API when it holds one of the issuer's audiences or
+    /// names `resource` (its identifier).
+    static func check(_ claims: borrowing Claims, issuer: TrustedIssuer, resource: ProtectedResource?, now: Date) throws(AccessTokenError) -> VerifiedAccessToken {
         let leeway = issuer.leeway
         let audience: AudienceStorage
         let addressed: Bool
         switch claims.aud {
         case .string(let value)?:
             audience = .one(value)
-            addressed = Self.contains(issuer.audiences, value)
+            addressed = Self.contains(issuer.audiences, value) || resource?.isNamed(by: value) == true
         case .array(let values)?:
             let audiences = values.compactMap(\.stringValue)
             guard audiences.count == values.count else { throw .invalidToken(.init(.invalidClaim), "The token's aud holds a non-string.") }
             audience = .many(audiences)
-            addressed = audiences.contains { Self.contains(issuer.audiences, $0) }
+            addressed = audiences.contains { Self.contains(issuer.audiences, $0) || resource?.isNamed(by: $0) == true }
         case nil: throw .invalidToken(.init(.audienceMismatch), "The token has no aud.")
         default: throw .invalidToken(.init(.invalidClaim), "The token's aud is neither a string nor an array.")
         }

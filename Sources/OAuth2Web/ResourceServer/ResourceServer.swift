@@ -29,6 +29,13 @@ import OAuth2JOSE
 ///   which must be bound to the proof's key; its `jti` is recorded last.
 /// - A token in the URL query (`access_token`, RFC 6750 §2.3) is refused.
 /// - A request without a token, or with another scheme (`Basic`), gets bare challenges.
+/// - Every challenge names the scopes the route requires (`scope`).
+///
+/// With a ``ProtectedResource`` (``init(resource:accessTokens:introspection:dpop:acceptsBearerTokens:realm:logger:)``)
+/// it is an RFC 9728 protected resource: ``metadataResponse(for:)`` answers the metadata
+/// document at ``ProtectedResource/metadataURL``, every challenge names that URL
+/// (`resource_metadata`), and a token whose `aud` names ``ProtectedResource/identifier`` is
+/// accepted (a token for another resource is not).
 ///
 /// Tokens and proofs never reach a log line or an error message.
 public struct ResourceServer: Sendable {
@@ -61,6 +68,12 @@ public struct ResourceServer: Sendable {
     public let acceptsBearerTokens: Bool
     /// The `realm` of the challenges, if any.
     public let realm: String?
+    /// The protected resource this server guards (RFC 9728), if configured.
+    public let resource: ProtectedResource?
+    /// The metadata document served for ``resource`` (RFC 9728 §2), built once when the
+    /// server is made.
+    public var metadata: ProtectedResourceMetadata? { publication?.metadata }
+    private let publication: MetadataPublication?
     private let logger: Logger
 
     /// The longest `Authorization` header value read, in bytes.
@@ -85,6 +98,79 @@ public struct ResourceServer: Sendable {
         self.acceptsBearerTokens = acceptsBearerTokens || dpop == nil
         self.realm = realm
         self.logger = logger
+        resource = nil
+        publication = nil
+    }
+
+    /// Creates the resource server of a protected resource (RFC 9728): it serves the
+    /// resource's metadata (``metadataResponse(for:)``), names it in its challenges, and
+    /// accepts tokens whose `aud` names the resource's identifier.
+    ///
+    /// The metadata document is built here, once, from `resource` and this server's settings:
+    /// `resource`, `authorization_servers` (``ProtectedResource/authorizationServers``, else
+    /// the issuers of `accessTokens` and `introspection`), `scopes_supported`,
+    /// `bearer_methods_supported` (`header`: tokens are read from the `Authorization` header
+    /// only), `dpop_signing_alg_values_supported` and `dpop_bound_access_tokens_required`
+    /// with `dpop`, `resource_name`, `resource_documentation`, and `signed_metadata` when
+    /// ``ProtectedResource/signature`` is set.
+    ///
+    /// - Parameters:
+    ///   - resource: the protected resource.
+    ///   - accessTokens: verifies JWT access tokens.
+    ///   - introspection: checks other tokens at the introspection endpoint.
+    ///   - dpop: checks DPoP proofs; `nil` refuses the DPoP scheme.
+    ///   - acceptsBearerTokens: `false` to require DPoP.
+    ///   - realm: the challenges' `realm`.
+    ///   - logger: where refusals are logged at debug level (codes and reasons only).
+    /// - Throws: `OAuth2Error.Code.invalidConfiguration` when there is no authorization
+    ///   server to advertise (MCP clients need one), or the metadata cannot be signed.
+    public init(
+        resource: ProtectedResource, accessTokens: AccessTokenVerifier? = nil, introspection: TokenIntrospector? = nil,
+        dpop: DPoPProofVerifier? = nil, acceptsBearerTokens: Bool = true, realm: String? = nil,
+        logger: Logger = Logger(label: "swift-oauth2.resource-server")
+    ) throws(OAuth2Error) {
+        publication = try MetadataPublication(
+            resource: resource, accessTokens: accessTokens, introspection: introspection, dpop: dpop,
+            acceptsBearerTokens: acceptsBearerTokens || dpop == nil)
+        self.accessTokens = accessTokens
+        self.introspection = introspection
+        self.dpop = dpop
+        self.acceptsBearerTokens = acceptsBearerTokens || dpop == nil
+        self.realm = realm
+        self.logger = logger
+        self.resource = resource
+    }
+
+    // MARK: - Metadata (RFC 9728)
+
+    /// Answers a request for the resource's metadata (RFC 9728 §3): `nil` unless
+    /// ``resource`` is set and the request's path (without its query) is the path of
+    /// ``ProtectedResource/metadataURL``; then 200 with the JSON document for `GET` (and
+    /// its head for `HEAD`), 204 with CORS header fields for an `OPTIONS` preflight, 405
+    /// for any other method.
+    ///
+    /// It costs no store lookup and no I/O: the document was built when the server was
+    /// made, from its configuration; nothing of the request (its `Host`, say) goes into it.
+    /// The answer may be cached for an hour (`Cache-Control: public, max-age=3600`) and
+    /// read from any origin (`Access-Control-Allow-Origin: *`: the document is public,
+    /// and browser-based clients fetch it).
+    public func metadataResponse(for request: HTTPRequest) -> WebResponse? {
+        guard let publication, let path = request.path else { return nil }
+        let requested = path.firstIndex(of: "?").map { path[..<$0] } ?? path[...]
+        guard requested == publication.path else { return nil }
+        switch request.method {
+        case .get:
+            return WebResponse(status: .ok, headerFields: MetadataPublication.headerFields, body: publication.body)
+        case .head:
+            return WebResponse(status: .ok, headerFields: MetadataPublication.headerFields)
+        case .options:
+            return WebResponse(status: .noContent, headerFields: [
+                .accessControlAllowOrigin: "*", .accessControlAllowMethods: "GET, HEAD, OPTIONS", .accessControlAllowHeaders: "*",
+                .accessControlMaxAge: "86400",
+            ])
+        default:
+            return WebResponse(status: .methodNotAllowed, headerFields: [.allow: "GET, HEAD, OPTIONS", .cacheControl: "no-store"])
+        }
     }
 
     /// The schemes offered in challenges, the preferred first.
@@ -98,6 +184,7 @@ public struct ResourceServer: Sendable {
     /// Checks a request's access token and that it grants `requiredScopes`.
     ///
     /// Never throws: a refusal is a ``Decision/refused(_:)`` with the response to send.
+    /// A refusal's challenge names `requiredScopes` (`scope`) whatever the error.
     public func authorize(_ request: HTTPRequest, requiredScopes: [String] = []) async -> Decision {
         do {
             return .authorized(try await verify(request, requiredScopes: requiredScopes))
@@ -108,15 +195,17 @@ public struct ResourceServer: Sendable {
     }
 
     /// The response to a refusal: ``AccessTokenChallenge`` for this server's schemes,
-    /// realm and proof algorithms.
+    /// realm, proof algorithms and, with a ``resource``, its metadata's URL.
     public func challenge(for error: AccessTokenError) -> AccessTokenChallenge {
-        AccessTokenChallenge(error: error, schemes: schemes, realm: realm, dpopAlgorithms: dpop?.allowedAlgorithms ?? [])
+        AccessTokenChallenge(
+            error: error, schemes: schemes, realm: realm, dpopAlgorithms: dpop?.allowedAlgorithms ?? [], resourceMetadata: resource?.metadataURL)
     }
 
     /// Checks a request's access token and that it grants `requiredScopes`.
     ///
-    /// - Throws: ``AccessTokenError`` with its ``AccessTokenError/scheme`` set; turn it into
-    ///   a response with ``challenge(for:)``.
+    /// - Throws: ``AccessTokenError`` with its ``AccessTokenError/scheme`` set, and its
+    ///   ``AccessTokenError/requiredScopes`` (when empty) set to `requiredScopes`; turn it
+    ///   into a response with ``challenge(for:)``.
     public func verify(_ request: HTTPRequest, requiredScopes: [String] = []) async throws(AccessTokenError) -> AuthorizedRequest {
         var scheme: AccessTokenScheme?
         do throws(AccessTokenError) {
@@ -140,6 +229,7 @@ public struct ResourceServer: Sendable {
         } catch {
             var error = error
             error.scheme = scheme
+            if error.requiredScopes.isEmpty { error.requiredScopes = requiredScopes }
             throw error
         }
     }
@@ -165,12 +255,13 @@ public struct ResourceServer: Sendable {
         return AuthorizedRequest(token: verified, scheme: .dpop, responseHeaderFields: fields)
     }
 
-    /// Verifies a token by its shape: JWS to ``accessTokens``, else ``introspection``.
+    /// Verifies a token by its shape: JWS to ``accessTokens``, else ``introspection``. With a
+    /// ``resource``, an `aud` naming its identifier names this API too.
     public func verifyToken(_ token: String) async throws(AccessTokenError) -> VerifiedAccessToken {
         if let accessTokens, introspection == nil || Self.isCompactJWS(token) {
-            return try await accessTokens.verify(token)
+            return try await accessTokens.verify(token, resource: resource)
         }
-        if let introspection { return try await introspection.verify(token) }
+        if let introspection { return try await introspection.verify(token, resource: resource) }
         throw AccessTokenError.invalidToken(.unsupportedFormat, "This API cannot check access tokens.")
     }
 
@@ -232,3 +323,63 @@ public struct ResourceServer: Sendable {
         return count > 0
     }
 }
+
+/// The metadata document of a ``ResourceServer``'s ``ProtectedResource``, built and encoded
+/// once.
+private final class MetadataPublication: Sendable {
+    let metadata: ProtectedResourceMetadata
+    let body: [UInt8]
+    let path: String
+
+    static let headerFields: HTTPFields = [
+        .contentType: "application/json", .cacheControl: "public, max-age=3600", .accessControlAllowOrigin: "*",
+    ]
+
+    init(
+        resource: ProtectedResource, accessTokens: AccessTokenVerifier?, introspection: TokenIntrospector?, dpop: DPoPProofVerifier?,
+        acceptsBearerTokens: Bool
+    ) throws(OAuth2Error) {
+        var servers = resource.authorizationServers
+        if servers.isEmpty {
+            for issuer in (accessTokens?.issuers.map(\.issuer) ?? []) + [introspection?.issuer].compactMap({ $0 }) where !servers.contains(issuer) {
+                servers.append(issuer)
+            }
+        }
+        guard !servers.isEmpty else {
+            throw OAuth2Error(
+                .invalidConfiguration, source: .client,
+                message: "The protected resource names no authorization server, and the resource server trusts no issuer (RFC 9728 §2).")
+        }
+        var fields = resource.additionalFields
+        fields["resource"] = .string(resource.identifier.absoluteString)
+        fields["authorization_servers"] = .array(servers.map(JSONValue.string))
+        fields["bearer_methods_supported"] = ["header"]
+        if let scopes = resource.scopesSupported { fields["scopes_supported"] = .array(scopes.map(JSONValue.string)) }
+        if let dpop {
+            fields["dpop_signing_alg_values_supported"] = .array(dpop.allowedAlgorithms.map { .string($0.rawValue) })
+            fields["dpop_bound_access_tokens_required"] = .bool(!acceptsBearerTokens)
+        }
+        if let name = resource.name { fields["resource_name"] = .string(name) }
+        if let documentation = resource.documentation { fields["resource_documentation"] = .string(documentation.absoluteString) }
+        fields["signed_metadata"] = nil
+        if let signature = resource.signature {
+            var claims = fields
+            claims["iss"] = .string(signature.issuer)
+            do {
+                fields["signed_metadata"] = .string(try signature.key.sign(claims: claims))
+            } catch {
+                throw OAuth2Error(.invalidConfiguration, source: .client, message: "The protected resource metadata cannot be signed: \(error.reason).")
+            }
+        }
+        metadata = try ProtectedResourceMetadata(fields: fields)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            body = Array(try encoder.encode(metadata))
+        } catch {
+            throw OAuth2Error(.invalidConfiguration, source: .client, message: "The protected resource metadata cannot be encoded.")
+        }
+        path = resource.metadataPath
+    }
+}
+

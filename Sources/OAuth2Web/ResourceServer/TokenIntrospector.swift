@@ -15,7 +15,9 @@ import OAuth2JOSE
 ///
 /// - An active answer is accepted only when it names this API, as ``accepting`` says (its
 ///   `aud`; without one, its `client_id` or `scope`): the authorization server answers
-///   `active: true` for a token it issued to any client, for any API.
+///   `active: true` for a token it issued to any client, for any API. Behind a
+///   ``ResourceServer`` with a ``ProtectedResource``, an `aud` naming the resource's
+///   identifier names this API too.
 /// - An active token's answer is cached for at most min(its `exp`, ``Policy/maximumLifetime``).
 ///   **That is how long a revoked token may still be accepted**: the staleness a revocation
 ///   may have. Choose ``Policy/maximumLifetime`` accordingly (0 caches nothing).
@@ -62,7 +64,16 @@ public final class TokenIntrospector: Sendable {
     private let state = Locked<State>(State())
 
     private typealias Key = SHA256.Digest
-    private typealias Outcome = Result<VerifiedAccessToken, AccessTokenError>
+    /// An answer judged on everything but whom it names (judged on each use: the judgement
+    /// depends on the resource asking).
+    private typealias Outcome = Result<Answer, AccessTokenError>
+
+    private struct Answer: Sendable {
+        var token: VerifiedAccessToken
+        /// The answer's `aud`, `nil` when it has none.
+        var audience: [String]?
+        var scopes: [String]?
+    }
 
     private struct Entry {
         var outcome: Outcome
@@ -119,9 +130,20 @@ public final class TokenIntrospector: Sendable {
     ///   ``AccessTokenError/Code/insufficientScope``,
     ///   ``AccessTokenError/Code/temporarilyUnavailable`` when the endpoint cannot be asked.
     public func verify(_ token: String, requiredScopes: [String] = []) async throws(AccessTokenError) -> VerifiedAccessToken {
+        try await verify(token, requiredScopes: requiredScopes, resource: nil)
+    }
+
+    /// Checks a token for `resource` too: an answer whose `aud` names the resource's
+    /// identifier is accepted besides those ``accepting`` accepts.
+    package func verify(_ token: String, requiredScopes: [String] = [], resource: ProtectedResource?) async throws(AccessTokenError) -> VerifiedAccessToken {
         let outcome = await outcome(for: token)
         switch outcome {
-        case .success(let verified):
+        case .success(let answer):
+            let verified = answer.token
+            let namesResource = answer.audience?.contains { resource?.isNamed(by: $0) == true } ?? false
+            guard namesResource || accepting.accept(audience: answer.audience, clientID: verified.clientID, scopes: answer.scopes) else {
+                throw .invalidToken(.init(.audienceMismatch), "The token is not addressed to this API.")
+            }
             try verified.requireScopes(requiredScopes)
             return verified
         case .failure(let error):
@@ -150,7 +172,7 @@ public final class TokenIntrospector: Sendable {
         switch next {
         case .cached(let outcome):
             // An active answer cached up to `exp` may have just expired with leeway 0.
-            if case .success(let verified) = outcome, let expiresAt = verified.expiresAt, expiresAt.timeIntervalSince(current) <= -policy.leeway {
+            if case .success(let answer) = outcome, let expiresAt = answer.token.expiresAt, expiresAt.timeIntervalSince(current) <= -policy.leeway {
                 return .failure(.invalidToken(.init(.expired), "The token has expired."))
             }
             return outcome
@@ -170,7 +192,8 @@ public final class TokenIntrospector: Sendable {
             let answeredAt = now()
             outcome = judge(response, now: answeredAt)
             switch outcome {
-            case .success(let verified):
+            case .success(let answer):
+                let verified = answer.token
                 var lifetime = policy.maximumLifetime
                 if let expiresAt = verified.expiresAt { lifetime = min(lifetime, expiresAt.timeIntervalSince(answeredAt)) }
                 if lifetime > 0 { until = answeredAt.addingTimeInterval(lifetime) }
@@ -199,7 +222,8 @@ public final class TokenIntrospector: Sendable {
         state.entries[key] = entry
     }
 
-    /// The rules for an answer (RFC 7662 §2.2, §4).
+    /// The rules for an answer (RFC 7662 §2.2, §4), but whom it names: `verify(_:requiredScopes:resource:)`
+    /// judges that on each use.
     private func judge(_ response: IntrospectionResponse, now: Date) -> Outcome {
         guard response.active else { return .failure(.invalidToken(.inactive, "The token is not active.")) }
         // An authorization server introspects every token it issued: a client must not reach
@@ -217,15 +241,12 @@ public final class TokenIntrospector: Sendable {
         if let issuer, let answered = response.issuer, answered != issuer {
             return .failure(.invalidToken(.init(.issuerMismatch), "The token's issuer is not trusted."))
         }
-        if !accepting.accept(audience: response.audience, clientID: response.clientID, scopes: response.scopes) {
-            return .failure(.invalidToken(.init(.audienceMismatch), "The token is not addressed to this API."))
-        }
         let thumbprint: String?
         do { thumbprint = try AccessTokenVerifier.confirmationThumbprint(response.fields["cnf"]) } catch { return .failure(error) }
-        return .success(
-            VerifiedAccessToken(
-                format: .introspected, issuer: response.issuer ?? issuer, subject: response.subject, clientID: response.clientID,
-                scopes: Set(response.scopes ?? []), audience: response.audience ?? [], expiresAt: response.expiresAt,
-                issuedAt: response.issuedAt, jwtID: response.jwtID, confirmationThumbprint: thumbprint, claims: response.fields))
+        let token = VerifiedAccessToken(
+            format: .introspected, issuer: response.issuer ?? issuer, subject: response.subject, clientID: response.clientID,
+            scopes: Set(response.scopes ?? []), audience: response.audience ?? [], expiresAt: response.expiresAt,
+            issuedAt: response.issuedAt, jwtID: response.jwtID, confirmationThumbprint: thumbprint, claims: response.fields)
+        return .success(Answer(token: token, audience: response.audience, scopes: response.scopes))
     }
 }
