@@ -144,7 +144,9 @@ import Testing
             base.url = provider.baseURL
             let started = ContinuousClock.now
             do {
-                _ = try await DeviceSignIn(output: CapturedOutput(), timeout: .milliseconds(1500)).signIn(client: try provider.client())
+                // The first poll comes after the 1 s interval; 4 s leave it 3 s to reach the
+                // provider on a loaded machine (1.5 s left 0.5 s, and a run under load 15 missed it).
+                _ = try await DeviceSignIn(output: CapturedOutput(), timeout: .seconds(4)).signIn(client: try provider.client())
                 Issue.record("pending forever, yet tokens")
             } catch let error as OAuth2Error {
                 #expect(error.code == .timeout)

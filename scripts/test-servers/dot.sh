@@ -49,8 +49,12 @@ TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "DIR
               "OPTIONS": {"context_processors": ["django.template.context_processors.request", "django.contrib.auth.context_processors.auth",
                                                  "django.contrib.messages.context_processors.messages"]}}]
 # SQLite under a threaded runserver: wait for the write lock (up to 30 s) instead of answering 500
-# "database is locked" when tests send requests at the same time.
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.path.join(BASE, "db.sqlite3"), "OPTIONS": {"timeout": 30}}}
+# "database is locked" when tests send requests at the same time. A transaction takes the write
+# lock when it begins (IMMEDIATE): one that began as a reader and then wrote, beside another
+# writer, got "database is locked" at once, whatever the timeout (two concurrent refreshes, a
+# run at load 10). WAL: readers do not wait for a writer.
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.path.join(BASE, "db.sqlite3"),
+                         "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}}}
 # Fast hashing: with the default (PBKDF2, 10^6 rounds) every confidential-client request costs ~0.5 s of CPU.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING = {"version": 1, "handlers": {"c": {"class": "logging.StreamHandler"}}, "loggers": {"django.request": {"handlers": ["c"], "level": "ERROR"}}}
