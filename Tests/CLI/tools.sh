@@ -313,7 +313,8 @@ helper_get short /short/project.git >"$WORK/first" 2>/dev/null
 printf 'Authorization: Basic %s\n' "$(printf 'oauth2:%s' "$(password_of "$WORK/first")" | base64 -w0)" >"$WORK/first-header"
 # Wait, on the provider's clock, until that token has expired: nginx refuses it.
 status=""
-for ((i = 0; i < 60; i++)); do
+# A bound for hangs (4 min), not a timing assumption: the token lives 8 s on the provider's clock.
+for ((i = 0; i < 480; i++)); do
   status=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$WORK/tls/ca.pem" -H @"$WORK/first-header" "$BASE/short/project.git/info/refs?service=git-upload-pack")
   [ "$status" = 401 ] && break
   sleep 0.5
