@@ -79,7 +79,7 @@ enum PostgresFixture {
             group.addTask { try await store.run() }
             defer { group.cancelAll() }
             if cacheCapacity > 0 {
-                try await PostgresFixture.within(.seconds(20), "the store's listener to connect") { await store.waitForListener() }
+                try await PostgresFixture.within(.seconds(120), "the store's listener to connect") { await store.waitForListener() }
             }
             return try await body(store)
         }
