@@ -206,15 +206,35 @@ stop_pids() {
   kill -KILL "$@" 2>/dev/null || true
 }
 
-# Frees port $1: stops listeners whose command line matches regex $2 (ours, e.g. left
-# behind when .build was deleted under a running server); refuses to touch anything else.
+# True when process $1 belongs to this checkout's servers: its command line names $STATE, or it
+# runs in $STATE or in $ROOT (an nginx worker's command line names nothing: its master's does).
+# A server of another checkout (another $STATE) on the same fixed port is not ours.
+of_this_checkout() {
+  local pid=$1 cmd cwd ppid state root
+  state=$(cd "$STATE" 2>/dev/null && pwd -P || echo "$STATE") root=$(cd "$ROOT" && pwd -P)
+  cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
+  cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null || true)
+  [[ $cmd == *"$STATE/"* || $cwd == "$state" || $cwd == "$state/"* || $cwd == "$root" ]] && return 0
+  ppid=$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null || true)
+  [[ $ppid =~ ^[0-9]+$ && $ppid -gt 1 ]] || return 1
+  cmd=$(tr '\0' ' ' <"/proc/$ppid/cmdline" 2>/dev/null || true)
+  [[ $cmd == *"$STATE/"* ]]
+}
+
+# Frees port $1: stops listeners whose command line matches regex $2 and that belong to this
+# checkout (ours, e.g. left behind when .build was deleted under a running server); refuses to
+# touch anything else: another program, or the same server started by another checkout (its
+# own down.sh stops it), so that one checkout's run never stops another's servers.
 free_port() {
-  local port=$1 re=$2 pid cmd ours=() others=""
+  local port=$1 re=$2 pid cmd ours=() others="" theirs=""
   for pid in $(port_pids "$port"); do
     cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
-    if [[ $cmd =~ $re ]]; then ours+=("$pid"); else others+=" $pid($cmd)"; fi
+    if ! [[ $cmd =~ $re ]]; then others+=" $pid($cmd)"
+    elif of_this_checkout "$pid"; then ours+=("$pid")
+    else theirs+=" $pid($(readlink "/proc/$pid/cwd" 2>/dev/null || echo "?"))"; fi
   done
   [ -z "$others" ] || die "port $port is used by another program:$others"
+  [ -z "$theirs" ] || die "port $port is used by the test servers of another checkout (pid and folder:$theirs); its scripts/test-servers/down.sh stops them, or set OAUTH2_TEST_STATE_DIR to that checkout's state"
   if [ ${#ours[@]} -gt 0 ]; then log "stopping leftover server on port $port (pid ${ours[*]})"; stop_pids "${ours[@]}"; fi
   wait_port_free "$port" || die "port $port still busy"
 }
