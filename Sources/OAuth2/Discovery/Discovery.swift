@@ -68,6 +68,58 @@ package enum Discovery {
         }
     }
 
+    /// The OpenID Connect discovery URL of an issuer with the well-known segment inserted
+    /// between the origin and the issuer's path (the MCP authorization specification's
+    /// second place for an issuer with a path).
+    static func openIDConfigurationURLPathInserted(for issuer: URL) -> URL {
+        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return issuer }
+        var path = components.percentEncodedPath
+        if path.hasSuffix("/") { path.removeLast() }
+        components.percentEncodedPath = "/.well-known/openid-configuration" + path
+        components.percentEncodedQuery = nil
+        return components.url ?? issuer
+    }
+
+    /// The places of an issuer's metadata in the order of the MCP authorization
+    /// specification: RFC 8414 with path insertion; then OpenID Connect Discovery, path
+    /// inserted (for an issuer with a path) and appended. Each is flagged `true` when it is
+    /// an OpenID document.
+    static func authorizationServerFirstURLs(for issuer: URL) -> [(url: URL, openID: Bool)] {
+        var urls: [(URL, Bool)] = [(authorizationServerMetadataURL(for: issuer), false)]
+        let path = URLComponents(url: issuer, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        if !path.isEmpty, path != "/" { urls.append((openIDConfigurationURLPathInserted(for: issuer), true)) }
+        urls.append((openIDConfigurationURL(for: issuer), true))
+        return urls
+    }
+
+    /// An issuer's metadata found the way an MCP client looks for it
+    /// (``authorizationServerFirstURLs(for:)``): the first document found wins. A missing
+    /// document (an HTTP error, or no JSON object) moves on to the next place; a document
+    /// that names another issuer ends discovery with ``OAuth2Error/Code/issuerMismatch``;
+    /// an OpenID document without `jwks_uri` with ``OAuth2Error/Code/invalidResponse``.
+    static func fetchAuthorizationServerFirst(issuer: URL, pipeline: HTTPPipeline, now: @Sendable () -> Date) async throws -> ServerMetadata {
+        try EndpointPolicy.validate(issuer, name: "issuer")
+        guard issuer.query == nil else {
+            throw OAuth2Error.client(.invalidConfiguration, "An issuer has no query component (RFC 8414 §2).")
+        }
+        let expected = issuer.absoluteString
+        var lastError: OAuth2Error?
+        for (url, openID) in authorizationServerFirstURLs(for: issuer) {
+            let metadata: ServerMetadata
+            do {
+                metadata = try await document(url, expected: expected, pipeline: pipeline, now: now)
+            } catch let error as OAuth2Error where error.code == .httpError || error.code == .invalidResponse {
+                lastError = error
+                continue
+            }
+            if openID, metadata.jwksURI == nil {
+                throw OAuth2Error.client(.invalidResponse, "The OpenID provider's metadata has no jwks_uri.")
+            }
+            return metadata
+        }
+        throw lastError ?? OAuth2Error.client(.httpError, "No metadata for the issuer \(Redactor.url(issuer)).")
+    }
+
     private static func document(
         _ url: URL,
         expected: String,

@@ -166,6 +166,10 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
     public var pushedAuthorizationRequestEndpoint: URL? { url("pushed_authorization_request_endpoint") }
     /// `require_pushed_authorization_requests` (RFC 9126)
     public var requirePushedAuthorizationRequests: Bool? { bool("require_pushed_authorization_requests") }
+    /// `client_id_metadata_document_supported` (OAuth Client ID Metadata Document, the MCP
+    /// authorization specification): the server takes an HTTPS URL as a `client_id` and
+    /// fetches the client's metadata from it.
+    public var clientIDMetadataDocumentSupported: Bool? { bool("client_id_metadata_document_supported") }
     /// `authorization_response_iss_parameter_supported` (RFC 9207)
     public var authorizationResponseIssParameterSupported: Bool? {
         bool("authorization_response_iss_parameter_supported")
@@ -299,7 +303,7 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
             "claims_parameter_supported", "request_parameter_supported", "request_uri_parameter_supported",
             "require_request_uri_registration", "frontchannel_logout_supported",
             "frontchannel_logout_session_supported", "backchannel_logout_supported",
-            "backchannel_logout_session_supported",
+            "backchannel_logout_session_supported", "client_id_metadata_document_supported",
         ] { kinds[name] = .bool }
         return kinds
     }()

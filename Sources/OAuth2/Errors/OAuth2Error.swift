@@ -249,6 +249,16 @@ extension OAuth2Error {
         /// server refused its refresh token (then ``OAuth2Error/serverCode`` says how, and the
         /// session's tokens have been removed). The user has to sign in again.
         public static let signInRequired: Code = "sign_in_required"
+        /// A protected resource's metadata names another resource than the URL it was
+        /// discovered from (RFC 9728 §3.3): an impersonation attempt, refused.
+        public static let resourceMismatch: Code = "resource_mismatch"
+        /// A resource's challenge points its metadata (`resource_metadata`) to another origin
+        /// than the resource's own: refused, lest another party choose the resource's
+        /// authorization server.
+        public static let metadataOriginMismatch: Code = "metadata_origin_mismatch"
+        /// A protected resource's metadata lists no authorization server the client can use
+        /// (`authorization_servers` missing, empty, or without the one asked for).
+        public static let noAuthorizationServer: Code = "no_authorization_server"
 
         /// Whether this is a code the library declares (above): one of RFC 6749 and its
         /// extensions, OpenID Connect's, or the library's own — `false` for any other word a
@@ -267,6 +277,7 @@ extension OAuth2Error {
             .unapprovedSoftwareStatement, .invalidConfiguration, .insecureEndpoint, .missingEndpoint,
             .stateMismatch, .issuerMismatch, .redirectMismatch, .invalidResponse, .invalidIDToken,
             .invalidUserInfo, .httpError, .network, .timeout, .tls, .cancelled, .userCancelled, .signInRequired,
+            .resourceMismatch, .metadataOriginMismatch, .noAuthorizationServer,
         ]
     }
 }

@@ -13,12 +13,28 @@ extension TokenSession {
         /// Also renew the token and retry once when a resource server answers 403
         /// (as p2/OAuth2 does). Default `false`: only a 401 does that.
         public var retryOnForbidden: Bool
+        /// Signs in again for more scopes (step-up, incremental consent) when a resource
+        /// server answers ``perform(_:body:)`` with `403` and a `Bearer`/`DPoP` challenge
+        /// `error="insufficient_scope"` naming the scopes it needs (RFC 6750 §3.1; the MCP
+        /// authorization specification's scope challenge). It is called with the session's
+        /// client and the union of the granted scopes and the named ones, at most once per
+        /// request; its tokens become the session's (saved in the store) and the request is
+        /// sent once more. Default `nil`: such a 403 is returned as it is.
+        public var stepUp: StepUp?
+
+        /// A step-up sign-in: given the session's client and the scopes to ask for, the
+        /// tokens of a new sign-in (an authorization-code flow with those scopes, a device
+        /// flow…).
+        public typealias StepUp = @Sendable (_ client: OAuth2Client, _ scopes: [String]) async throws -> TokenSet
 
         /// Creates options.
-        public init(leeway: TimeInterval = 60, renewal: Renewal = .refreshToken, retryOnForbidden: Bool = false) {
+        public init(
+            leeway: TimeInterval = 60, renewal: Renewal = .refreshToken, retryOnForbidden: Bool = false, stepUp: StepUp? = nil
+        ) {
             self.leeway = leeway
             self.renewal = renewal
             self.retryOnForbidden = retryOnForbidden
+            self.stepUp = stepUp
         }
     }
 

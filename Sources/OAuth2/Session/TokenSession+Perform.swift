@@ -51,6 +51,10 @@ extension TokenSession {
     /// challenge is answered once with the server's nonce (remembered for the server's next
     /// requests), without renewing the token.
     ///
+    /// With ``Options/stepUp``, a `403` whose challenge is `error="insufficient_scope"` with
+    /// a `scope` leads to one step-up sign-in for the union of the scopes and one more
+    /// try; a server that asks again gets ``OAuth2Error/Code/insufficientScope``.
+    ///
     /// - Parameters:
     ///   - request: the request to send.
     ///   - body: the request body, sent again on the retry.
@@ -63,11 +67,15 @@ extension TokenSession {
         let tokens = try await freshTokens()
         let (response, responseBody) = try await client.send(
             request, body: body, accessToken: tokens.accessToken, tokenType: tokens.tokenType, kind: .resource)
-        guard refusesToken(response) else { return (response, responseBody) }
+        guard refusesToken(response) else {
+            return try await steppingUp(request, body: body, after: response, granted: tokens) ?? (response, responseBody)
+        }
         let renewed = try await renew(rejecting: tokens.accessToken)
         let (retried, retriedBody) = try await client.send(
             request, body: body, accessToken: renewed.accessToken, tokenType: renewed.tokenType, kind: .resource)
-        guard refusesToken(retried) else { return (retried, retriedBody) }
+        guard refusesToken(retried) else {
+            return try await steppingUp(request, body: body, after: retried, granted: renewed) ?? (retried, retriedBody)
+        }
         let members = ResponseParsing.members(of: retriedBody, contentType: retried.headerFields[.contentType])
         var error = ResponseParsing.error(in: retried, members: members, kind: .resource, now: baseClient.now())
             ?? OAuth2Error(.httpError, source: .server, statusCode: retried.status.code)
@@ -92,7 +100,8 @@ extension TokenSession {
             }
             return true
         case 403:
-            return options.retryOnForbidden
+            // A scope challenge is for a step-up sign-in, when the session has one.
+            return options.retryOnForbidden && (options.stepUp == nil || Self.insufficientScope(response) == nil)
         default:
             return false
         }

@@ -84,6 +84,7 @@ extension ProviderCore {
         let scopes = Self.scopes(parameters["scope"])
         let forbidden = Self.forbiddenScopes(scopes, for: client)
         guard forbidden.isEmpty else { return fail("invalid_scope", "The client may not ask for: \(forbidden.joined(separator: " ")).") }
+        if let invalid = Self.invalidResource(parameters.resources) { return fail("invalid_target", invalid) }
         let prompt = Set(Self.scopes(parameters["prompt"]))
         if prompt.contains("none"), prompt.count > 1 { return fail("invalid_request", "prompt=none cannot be combined.") }
         if let maxAge = parameters["max_age"], Int(maxAge).map({ $0 >= 0 }) != true {
@@ -107,7 +108,8 @@ extension ProviderCore {
             state.codes[code] = CodeRecord(
                 clientID: client.id, redirectURI: target.uri, challenge: challenge, scopes: scopes, nonce: parameters["nonce"],
                 username: user.username, authTime: now, sessionID: sessionID,
-                acr: parameters["acr_values"]?.split(separator: " ").first.map(String.init), expiresAt: now.addingTimeInterval(lifetime.timeInterval))
+                acr: parameters["acr_values"]?.split(separator: " ").first.map(String.init), expiresAt: now.addingTimeInterval(lifetime.timeInterval),
+                resources: parameters.resources)
             return .success((code, sessionID))
         }
         switch outcome {

@@ -18,9 +18,10 @@ extension ProviderCore {
         }
         guard let token = parameters["token"] else { return .oauthError("invalid_request", "token is missing.") }
         return state.withLock { state in
-            func describe(_ grantID: String, clientID: String, scopes: [String], issuedAt: Date, expiresAt: Date?, type: String)
-                -> [String: JSONValue]
-            {
+            func describe(
+                _ grantID: String, clientID: String, scopes: [String], issuedAt: Date, expiresAt: Date?, type: String,
+                resources: [String] = []
+            ) -> [String: JSONValue] {
                 var members: [String: JSONValue] = [
                     "active": true, "client_id": .string(clientID), "token_type": .string(type), "iss": .string(issuer),
                     "iat": .integer(Int64(issuedAt.timeIntervalSince1970)),
@@ -32,13 +33,19 @@ extension ProviderCore {
                     members["aud"] = .string(clientID)
                     if let username = grant.username { members["username"] = .string(username) }
                 }
+                // RFC 8707: a token for named resources is for them, its audience theirs.
+                if resources.count == 1 {
+                    members["aud"] = .string(resources[0])
+                } else if !resources.isEmpty {
+                    members["aud"] = .array(resources.map { .string($0) })
+                }
                 return members
             }
             let hint = parameters["token_type_hint"]
             let access = state.accessTokens[token].flatMap { record -> [String: JSONValue]? in
                 guard now < record.expiresAt, state.grants[record.grantID] != nil else { return nil }
                 return describe(record.grantID, clientID: record.clientID, scopes: record.scopes, issuedAt: record.issuedAt,
-                                expiresAt: record.expiresAt, type: "Bearer")
+                                expiresAt: record.expiresAt, type: "Bearer", resources: record.resources)
             }
             let refresh = state.refreshTokens[token].flatMap { record -> [String: JSONValue]? in
                 guard !record.retired, record.expiresAt.map({ now < $0 }) ?? true, state.grants[record.grantID] != nil else { return nil }

@@ -61,15 +61,21 @@ extension ProviderCore {
                 return .oauthError("invalid_grant", "The code_verifier does not match the code_challenge (PKCE).")
             }
             guard let user = state.users[record.username] else { return .oauthError("invalid_grant", "The user no longer exists.") }
-            let grant = GrantRecord(
+            let resources: [String]
+            switch Self.tokenResources(parameters.resources, granted: record.resources) {
+            case .success(let chosen): resources = chosen
+            case .failure(let reply): return reply
+            }
+            var grant = GrantRecord(
                 id: Random.token(bytes: 16), clientID: client.id, username: user.username, subject: user.subject,
                 scopes: record.scopes, authTime: record.authTime, sessionID: record.sessionID, acr: record.acr)
+            grant.resources = record.resources.isEmpty ? resources : record.resources
             state.grants[grant.id] = grant
             record.grantID = grant.id
             state.codes[code] = record
             return issue(
                 grant, to: client, scopes: grant.scopes, refreshToken: client.grantTypes.contains(.refreshToken) ? grant.scopes : nil,
-                nonce: record.nonce, state: &state, now: now)
+                nonce: record.nonce, resources: resources, state: &state, now: now)
         }
     }
 
@@ -100,13 +106,18 @@ extension ProviderCore {
             guard wider.isEmpty else {
                 return .oauthError("invalid_scope", "A refresh cannot add scopes: \(wider.joined(separator: " ")).")
             }
+            let resources: [String]
+            switch Self.tokenResources(parameters.resources, granted: grant.resources) {
+            case .success(let chosen): resources = chosen
+            case .failure(let reply): return reply
+            }
             if rotatesRefreshTokens {
                 record.retired = true
                 state.refreshTokens[token] = record
             }
             return issue(
                 grant, to: client, scopes: requested.isEmpty ? record.scopes : requested,
-                refreshToken: rotatesRefreshTokens ? record.scopes : nil, nonce: nil, state: &state, now: now)
+                refreshToken: rotatesRefreshTokens ? record.scopes : nil, nonce: nil, resources: resources, state: &state, now: now)
         }
     }
 
@@ -123,12 +134,14 @@ extension ProviderCore {
             return .oauthError("invalid_scope", "The client may not ask for: \(forbidden.joined(separator: " ")).")
         }
         let scopes = requested.isEmpty ? (client.allowedScopes ?? []).subtracting(["openid", "offline_access"]).sorted() : requested
+        if let invalid = Self.invalidResource(parameters.resources) { return .oauthError("invalid_target", invalid) }
         return state.withLock { state in
-            let grant = GrantRecord(
+            var grant = GrantRecord(
                 id: Random.token(bytes: 16), clientID: client.id, username: nil, subject: nil, scopes: scopes, authTime: nil,
                 sessionID: nil)
+            grant.resources = parameters.resources
             state.grants[grant.id] = grant
-            return issue(grant, to: client, scopes: scopes, refreshToken: nil, nonce: nil, state: &state, now: now)
+            return issue(grant, to: client, scopes: scopes, refreshToken: nil, nonce: nil, resources: parameters.resources, state: &state, now: now)
         }
     }
 
@@ -201,13 +214,36 @@ extension ProviderCore {
         }
     }
 
+    // MARK: - Resource indicators (RFC 8707)
+
+    /// Why `resources` are refused (RFC 8707 §2: absolute URIs without a fragment), or `nil`.
+    static func invalidResource(_ resources: [String]) -> String? {
+        for resource in resources {
+            guard let url = URL(string: resource), url.scheme != nil, url.host != nil, url.fragment == nil else {
+                return "A resource must be an absolute URI without a fragment (RFC 8707 §2)."
+            }
+        }
+        return nil
+    }
+
+    /// The resources a token is for: the ones a token request names, each among `granted`
+    /// when the grant named any (RFC 8707 §2.2), else the grant's.
+    static func tokenResources(_ requested: [String], granted: [String]) -> Result<[String], HTTPServerReply> {
+        if let invalid = invalidResource(requested) { return .failure(.oauthError("invalid_target", invalid)) }
+        guard !requested.isEmpty else { return .success(granted) }
+        guard granted.isEmpty || requested.allSatisfy(granted.contains) else {
+            return .failure(.oauthError("invalid_target", "A resource was not named when the grant was authorized."))
+        }
+        return .success(requested)
+    }
+
     // MARK: - Issuing
 
     /// Issues an access token, a refresh token (of `refreshToken` scopes, when not `nil`)
     /// and, for `openid` with a user, an ID token. Runs with the lock held.
     private func issue(
         _ grant: GrantRecord, to client: TestProvider.Client, scopes: [String], refreshToken refreshScopes: [String]?,
-        nonce: String?, state: inout ProviderState, now: Date
+        nonce: String?, resources: [String] = [], state: inout ProviderState, now: Date
     ) -> HTTPServerReply {
         let lifetimes = state.lifetimes
         let accessToken = Random.token()
@@ -229,7 +265,7 @@ extension ProviderCore {
         }
         state.accessTokens[accessToken] = AccessTokenRecord(
             clientID: client.id, grantID: grant.id, scopes: scopes, issuedAt: now,
-            expiresAt: now.addingTimeInterval(lifetimes.accessToken.timeInterval))
+            expiresAt: now.addingTimeInterval(lifetimes.accessToken.timeInterval), resources: resources)
         if let refreshScopes {
             let refreshToken = Random.token()
             state.refreshTokens[refreshToken] = RefreshTokenRecord(

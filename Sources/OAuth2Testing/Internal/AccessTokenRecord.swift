@@ -6,4 +6,6 @@ struct AccessTokenRecord: Sendable {
     let scopes: [String]
     let issuedAt: Date
     var expiresAt: Date
+    /// The resources (RFC 8707) the token is for: its audience. Empty: the client's.
+    var resources: [String] = []
 }

@@ -16,4 +16,6 @@ struct CodeRecord: Sendable {
     var used = false
     /// The grant the first successful redemption created (revoked when the code comes back).
     var grantID: String?
+    /// The resources (RFC 8707) the authorization request named.
+    var resources: [String] = []
 }

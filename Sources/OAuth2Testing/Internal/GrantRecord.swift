@@ -14,4 +14,6 @@ struct GrantRecord: Sendable {
     let sessionID: String?
     /// The authentication context class of the sign-in (the first `acr_values` asked for).
     var acr: String? = nil
+    /// The resources (RFC 8707) the grant is for; empty when none was named.
+    var resources: [String] = []
 }

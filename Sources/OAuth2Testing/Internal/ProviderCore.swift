@@ -168,11 +168,14 @@ final class ProviderCore: Sendable {
 struct Parameters: Sendable {
     private(set) var values: [String: String] = [:]
     private(set) var duplicated: Set<String> = []
+    /// Every `resource` (RFC 8707), in order: the one parameter that may be repeated.
+    private(set) var resources: [String] = []
 
     subscript(_ name: String) -> String? { values[name] }
 
     init(pairs: [(String, String)]) {
         for (name, value) in pairs where !value.isEmpty {
+            if name == "resource" { resources.append(value) }
             if values[name] != nil {
                 if name != "resource" { duplicated.insert(name) }
             } else {
