@@ -79,6 +79,16 @@ async def journey(url: str, client_id: str, passed: list[str], failed: list[str]
         (passed if ok else failed).append(name)
         print(f"mcp-python: {'ok' if ok else 'FAILED'} {name}{(' — ' + detail) if detail and not ok else ''}", flush=True)
 
+    # The challenge a client starts from (RFC 9728 §5.1), read without the SDK.
+    async with httpx2.AsyncClient(timeout=30) as raw:
+        answer = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                headers={"Accept": "application/json, text/event-stream"})
+    challenge = answer.headers.get("www-authenticate", "")
+    check("answers 401 with resource_metadata and the endpoint's scope",
+          answer.status_code == 401 and challenge.startswith("Bearer ") and 'scope="mcp:read"' in challenge
+          and 'resource_metadata="' in challenge and "/.well-known/oauth-protected-resource/mcp" in challenge,
+          f"{answer.status_code} {challenge}")
+
     redirect_uri = "http://127.0.0.1:53682/callback"  # never listened on: the scripted browser reads the redirect
     metadata = OAuthClientMetadata(
         client_name="mcp python journey", redirect_uris=[redirect_uri], grant_types=["authorization_code", "refresh_token"],
