@@ -31,7 +31,21 @@ enum MCPExampleServer {
         onListening: @escaping @Sendable (_ resource: URL) async -> Void
     ) async throws {
         var startedProvider: TestProvider?
-        defer { if let startedProvider { Task { await startedProvider.shutdown() } } }
+        do {
+            try await serve(settings: settings, embeddedProvider: embeddedProvider, startedProvider: &startedProvider, logger: logger,
+                            handlesSignals: handlesSignals, onProvider: onProvider, onListening: onListening)
+        } catch {
+            await startedProvider?.shutdown()
+            throw error
+        }
+        await startedProvider?.shutdown()
+    }
+
+    private static func serve(
+        settings: MCPExampleSettings, embeddedProvider: TestProvider?, startedProvider: inout TestProvider?, logger: Logger,
+        handlesSignals: Bool, onProvider: @escaping @Sendable (_ issuer: URL, _ clientID: String) async -> Void,
+        onListening: @escaping @Sendable (_ resource: URL) async -> Void
+    ) async throws {
         let provider: TestProvider?
         let issuer: URL
         let clientID: String
