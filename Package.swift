@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
         .executable(name: "oauth2-web-example-vapor", targets: ["VaporWebApp"]),
         .executable(name: "oauth2-web-example-hummingbird", targets: ["HummingbirdWebApp"]),
+        .executable(name: "oauth2-mcp-server-example", targets: ["MCPServerExample"]),
     ],
     // `URLSession` (on by default) puts `URLSessionTransport` in `OAuth2` and makes it the
     // default transport. Without it (`traits: []` in a dependent package, or
@@ -43,6 +44,10 @@ let package = Package(
         // sign-in and bearer checks to Hummingbird 2, and its example app; only under it does
         // SwiftPM resolve Hummingbird and its packages.
         .trait(name: "Hummingbird", description: "OAuth2Hummingbird: OAuth2Web's sign-in and bearer-token middleware for Hummingbird 2"),
+        // `MCP` (off by default) builds the example MCP server (Examples/MCPServer) on the MCP
+        // Swift SDK behind OAuth2Hummingbird; only under it does SwiftPM resolve the SDK and its
+        // packages. It needs `Hummingbird` too.
+        .trait(name: "MCP", description: "The example MCP server on the MCP Swift SDK, protected by OAuth2Hummingbird (needs Hummingbird)"),
         .default(enabledTraits: ["URLSession"]),
     ],
     dependencies: [
@@ -61,6 +66,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/vapor", exact: "4.122.3"),
         // Without its default traits: no swift-configuration (the adapter reads no configuration).
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+        // The MCP Swift SDK, for the example MCP server (trait `MCP`).
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
         // DocC: `swift package --disable-sandbox generate-documentation --target OAuth2`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -277,6 +284,23 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Hummingbird"])),
             ],
             path: "Examples/HummingbirdWebApp",
+            swiftSettings: strictSettings
+        ),
+        // `oauth2-mcp-server-example`: an MCP server (the MCP Swift SDK's Streamable HTTP server
+        // transport behind Hummingbird) whose tools need different scopes, an RFC 9728 protected
+        // resource through OAuth2Hummingbird; the embedded provider by default. Without the
+        // traits `MCP` and `Hummingbird` it is an empty program.
+        .executableTarget(
+            name: "MCPServerExample",
+            dependencies: [
+                "OAuth2", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
+            ],
+            path: "Examples/MCPServer",
             swiftSettings: strictSettings
         ),
         // libFuzzer harnesses; see README ("Fuzz/") and scripts/fuzz. Built normally they are empty programs.
