@@ -95,7 +95,7 @@ enum MCPExampleServer {
                         resource: ProtectedResource(
                             identifier: resource, authorizationServers: [issuer.absoluteString], scopesSupported: ExampleTools.scopes,
                             name: "swift-oauth2 example MCP server"),
-                        introspection: TokenIntrospector(client: client, accepting: acceptedTokens(embedded: provider != nil), logger: logger),
+                        introspection: TokenIntrospector(client: client, accepting: TokenIntrospector.AcceptedTokens(), logger: logger),
                         logger: logger)
                     let mcp = MCPEndpoint(resourceServer: resourceServer, resource: resource, logger: logger)
                     endpoint.set(mcp)
@@ -113,14 +113,6 @@ enum MCPExampleServer {
             try await app.run()
         }
         await endpoint.get()?.closeAll()
-    }
-
-    /// The tokens accepted besides those whose `aud` names the resource identifier (which
-    /// `ProtectedResource` accepts): none, but with the embedded provider those it names
-    /// for the example's own MCP client — the audience it gives a token requested without a
-    /// `resource` (RFC 8707) — a client that exists for this server only.
-    static func acceptedTokens(embedded: Bool) -> TokenIntrospector.AcceptedTokens {
-        embedded ? TokenIntrospector.AcceptedTokens(audiences: [embeddedMCPClientID]) : TokenIntrospector.AcceptedTokens()
     }
 
     /// The server's routes: the metadata (RFC 9728), and /mcp behind the token check. The
