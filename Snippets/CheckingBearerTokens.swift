@@ -75,3 +75,35 @@ let metadataAnswer = mcp.metadataResponse(for: request)
 
 // snippet.hide
 _ = (opaque, served, bound, metadataAnswer)
+
+/// What the setup below throws when the deployment's settings are missing.
+struct SetupError: Error {}
+
+func dpopOnlyServer(client: OAuth2Client) throws -> ResourceServer {
+    // snippet.show
+    // snippet.client-keys
+    // The provider's keys as the API's own client holds them (a client made by discovery
+    // reads them from the jwks_uri; nil when the provider publishes none): one cache and one
+    // fetch for both, and the issuer exactly as discovery checked it.
+    guard let keySet = client.keySet, let issuer = client.metadata.issuer else { throw SetupError() }
+    let verifier = AccessTokenVerifier(issuers: [
+        TrustedIssuer(issuer: issuer, audiences: ["https://api.example.com"], keys: .cache(keySet))
+    ])
+    // snippet.end
+    // snippet.dpop-only
+    // The nonce key every replica shares: 32 random bytes in base64 (`openssl rand -base64 32`)
+    // from the deployment's secrets, so that a nonce one replica issued is good on all of them.
+    // SymmetricKey is swift-crypto's (`import Crypto`).
+    let nonceKeyText = try String(contentsOfFile: "/run/secrets/dpop-nonce-key", encoding: .utf8)
+    guard let nonceKey = Data(base64Encoded: nonceKeyText.trimmingCharacters(in: .whitespacesAndNewlines)), nonceKey.count == 32
+    else { throw SetupError() }
+    let server = ResourceServer(
+        accessTokens: verifier,
+        dpop: DPoPProofVerifier(
+            publicBaseURL: URL(string: "https://api.example.com")!,
+            nonces: DPoPServerNonces(secret: SymmetricKey(data: nonceKey))),
+        acceptsBearerTokens: false)  // DPoP only: `Authorization: Bearer …` gets 401
+    // snippet.end
+    // snippet.hide
+    return server
+}

@@ -72,5 +72,15 @@ let tokens = try await AsyncHTTPClientTransport.withTransport(
     return try await client.clientCredentials()
 }
 // snippet.end
+// snippet.limits
+// A client whose API calls (TokenSession.perform) may read 16 MiB and take two minutes; the
+// same limits then bound its token requests.
+let reports = try await OAuth2Client(
+    server: .issuer(issuer),
+    configuration: configuration,
+    environment: HTTPEnvironment(
+        transport: URLSessionTransport(options: TransportOptions(maximumResponseSize: 16 << 20)),
+        requestDeadline: .seconds(120)))
+// snippet.end
 // snippet.hide
-_ = (legacy, keycloak, fromFile, tokens)
+_ = (legacy, keycloak, fromFile, tokens, reports)

@@ -25,6 +25,21 @@ func setUp() async throws -> WebSignIn {
     return signIn
 }
 
+func offlineConfiguration() -> WebSignInConfiguration {
+    // snippet.show
+    // snippet.offline
+    // Okta, Auth0, Microsoft Entra, Keycloak (and most servers) issue a refresh token only for
+    // offline_access: without it, a user's tokens cannot be renewed once the access token
+    // expires, and the user must sign in again. The sign-in's scopes are these, not the
+    // client's or a preset's. (Google: not this scope, which it does not know; its preset's access_type=offline.)
+    let configuration = WebSignInConfiguration(
+        publicBaseURL: URL(string: "https://app.example.com")!,
+        scopes: ["openid", "profile", "email", "offline_access"])
+    // snippet.end
+    // snippet.hide
+    return configuration
+}
+
 /// What the app's framework would send back.
 enum Reply {
     case json(Data)

@@ -170,6 +170,13 @@ ls /proc/self/fd >"$WORK/fds" 2>/dev/null
 expect "... (the same descriptors as a command run here)" diff "$WORK/fds" "$WORK/out"
 exec 8>&-  # the test provider exits
 
+echo "== the CI recipe (docs/recipes/ci.sh, its own test provider)"
+if OAUTH2_TEST_PROVIDER=$PROVIDER "$HERE/ci-recipe.sh" "$BIN"; then
+  passed=$((passed + 1)); echo "embedded-cli ci recipe" >>"$LOG"
+else
+  failures=$((failures + 1)); echo "FAIL embedded: the CI recipe (Tests/CLI/ci-recipe.sh)"
+fi
+
 # OAUTH2_E2E_ONLY=embedded: only the sections above, which need no outside server.
 if [ "${OAUTH2_E2E_ONLY:-}" = embedded ]; then
   echo "e2e: $passed passed, $failures failed (OAUTH2_E2E_ONLY=embedded)"
