@@ -28,20 +28,32 @@ package enum Discovery {
     /// The RFC 8414 metadata URL of an issuer: the well-known segment goes between the
     /// origin and the issuer's path.
     public static func authorizationServerMetadataURL(for issuer: URL) -> URL {
+        wellKnownURL("oauth-authorization-server", insertedInto: issuer)
+    }
+
+    /// `{origin}/.well-known/{name}{issuer path}` (RFC 8414 §3.1's path insertion), with the
+    /// path's trailing slash and any query dropped.
+    private static func wellKnownURL(_ name: String, insertedInto issuer: URL) -> URL {
         guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return issuer }
         var path = components.percentEncodedPath
         if path.hasSuffix("/") { path.removeLast() }
-        components.percentEncodedPath = "/.well-known/oauth-authorization-server" + path
+        components.percentEncodedPath = "/.well-known/\(name)" + path
         components.percentEncodedQuery = nil
         return components.url ?? issuer
     }
 
-    static func fetch(issuer: URL, pipeline: HTTPPipeline, now: @Sendable () -> Date) async throws -> ServerMetadata {
+    /// The checks every discovery makes of the issuer before fetching: an HTTPS (or loopback)
+    /// URL with no query (RFC 8414 §2). Returns the string each document's `issuer` must equal.
+    private static func expectedIssuer(_ issuer: URL) throws -> String {
         try EndpointPolicy.validate(issuer, name: "issuer")
         guard issuer.query == nil else {
             throw OAuth2Error.client(.invalidConfiguration, "An issuer has no query component (RFC 8414 §2).")
         }
-        let expected = issuer.absoluteString
+        return issuer.absoluteString
+    }
+
+    static func fetch(issuer: URL, pipeline: HTTPPipeline, now: @Sendable () -> Date) async throws -> ServerMetadata {
+        let expected = try expectedIssuer(issuer)
         let openID: ServerMetadata?
         do {
             openID = try await document(openIDConfigurationURL(for: issuer), expected: expected, pipeline: pipeline, now: now)
@@ -49,11 +61,7 @@ package enum Discovery {
             // Not an OpenID provider (404, or no JSON there): RFC 8414 may still answer.
             openID = nil
         }
-        if let openID, openID.jwksURI == nil {
-            // OIDC Discovery §3: an OpenID provider publishes its signing keys; without them
-            // no ID token could be verified.
-            throw OAuth2Error.client(.invalidResponse, "The OpenID provider's metadata has no jwks_uri.")
-        }
+        if let openID { try requireSigningKeys(openID) }
         if let openID, wantedEndpoints.allSatisfy({ openID.fields[$0] != nil }) {
             return openID
         }
@@ -72,12 +80,7 @@ package enum Discovery {
     /// between the origin and the issuer's path (the MCP authorization specification's
     /// second place for an issuer with a path).
     static func openIDConfigurationURLPathInserted(for issuer: URL) -> URL {
-        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return issuer }
-        var path = components.percentEncodedPath
-        if path.hasSuffix("/") { path.removeLast() }
-        components.percentEncodedPath = "/.well-known/openid-configuration" + path
-        components.percentEncodedQuery = nil
-        return components.url ?? issuer
+        wellKnownURL("openid-configuration", insertedInto: issuer)
     }
 
     /// The places of an issuer's metadata in the order of the MCP authorization
@@ -98,11 +101,7 @@ package enum Discovery {
     /// that names another issuer ends discovery with ``OAuth2Error/Code/issuerMismatch``;
     /// an OpenID document without `jwks_uri` with ``OAuth2Error/Code/invalidResponse``.
     static func fetchAuthorizationServerFirst(issuer: URL, pipeline: HTTPPipeline, now: @Sendable () -> Date) async throws -> ServerMetadata {
-        try EndpointPolicy.validate(issuer, name: "issuer")
-        guard issuer.query == nil else {
-            throw OAuth2Error.client(.invalidConfiguration, "An issuer has no query component (RFC 8414 §2).")
-        }
-        let expected = issuer.absoluteString
+        let expected = try expectedIssuer(issuer)
         var lastError: OAuth2Error?
         for (url, openID) in authorizationServerFirstURLs(for: issuer) {
             let metadata: ServerMetadata
@@ -112,12 +111,18 @@ package enum Discovery {
                 lastError = error
                 continue
             }
-            if openID, metadata.jwksURI == nil {
-                throw OAuth2Error.client(.invalidResponse, "The OpenID provider's metadata has no jwks_uri.")
-            }
+            if openID { try requireSigningKeys(metadata) }
             return metadata
         }
         throw lastError ?? OAuth2Error.client(.httpError, "No metadata for the issuer \(Redactor.url(issuer)).")
+    }
+
+    /// OIDC Discovery §3: an OpenID provider publishes its signing keys; without them no ID
+    /// token could be verified.
+    private static func requireSigningKeys(_ openID: ServerMetadata) throws {
+        guard openID.jwksURI != nil else {
+            throw OAuth2Error.client(.invalidResponse, "The OpenID provider's metadata has no jwks_uri.")
+        }
     }
 
     private static func document(
