@@ -24,7 +24,9 @@ extension TestProvider {
         public static let deviceCode = GrantType(rawValue: "urn:ietf:params:oauth:grant-type:device_code")
 
         /// Every grant the provider implements.
-        public static let all: Set<GrantType> = [.authorizationCode, .refreshToken, .clientCredentials, .password, .deviceCode]
+        public static let all: Set<GrantType> = [
+            .authorizationCode, .refreshToken, .clientCredentials, .password, .deviceCode, .tokenExchange, .jwtBearer,
+        ]
     }
 
     /// A registered client.
@@ -186,6 +188,9 @@ extension TestProvider {
         public var issuerPath: String
         /// The port to listen on (on 127.0.0.1); 0, the default, takes a free one.
         public var port: Int
+        /// The identity assertion grant (MCP enterprise-managed authorization), as identity
+        /// provider and as authorization server: ``TestProvider/IdentityAssertions``.
+        public var identityAssertions = IdentityAssertions()
 
         /// Creates a configuration.
         public init(

@@ -74,6 +74,8 @@ struct UnqualifiedNamesTests {
             ("OAuth2.IntrospectionResponse", String(reflecting: IntrospectionResponse.self)),
             ("OAuth2.JWKSCache", String(reflecting: JWKSCache.self)),
             ("OAuth2.JWTBearerAssertion", String(reflecting: JWTBearerAssertion.self)),
+            ("OAuth2.IdentityAssertionGrant", String(reflecting: IdentityAssertionGrant.self)),
+            ("OAuth2.IdentityAssertionAuthorization", String(reflecting: IdentityAssertionAuthorization.self)),
             ("OAuth2.MemoryTokenStore", String(reflecting: MemoryTokenStore.self)),
             ("OAuth2.MetadataCache", String(reflecting: MetadataCache.self)),
             ("OAuth2.OAuth2Client", String(reflecting: OAuth2Client.self)),

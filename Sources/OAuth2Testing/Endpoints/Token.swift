@@ -27,6 +27,8 @@ extension ProviderCore {
         case .refreshToken: return refresh(parameters, client: client, now: now)
         case .clientCredentials: return clientCredentials(parameters, client: client, now: now)
         case .password: return password(parameters, client: client, now: now)
+        case .tokenExchange: return exchangeForIdentityAssertion(parameters, client: client, now: now)
+        case .jwtBearer: return redeemIdentityAssertion(parameters, client: client, now: now)
         default: return redeemDeviceCode(parameters, client: client, now: now)
         }
     }
@@ -241,7 +243,7 @@ extension ProviderCore {
 
     /// Issues an access token, a refresh token (of `refreshToken` scopes, when not `nil`)
     /// and, for `openid` with a user, an ID token. Runs with the lock held.
-    private func issue(
+    func issue(
         _ grant: GrantRecord, to client: TestProvider.Client, scopes: [String], refreshToken refreshScopes: [String]?,
         nonce: String?, resources: [String] = [], state: inout ProviderState, now: Date
     ) -> HTTPServerReply {

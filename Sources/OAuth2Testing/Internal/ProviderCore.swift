@@ -29,7 +29,8 @@ final class ProviderCore: Sendable {
                 users: Dictionary(uniqueKeysWithValues: configuration.users.map { ($0.username, $0) }),
                 autoApprovedUser: configuration.autoApprovedUser,
                 lifetimes: configuration.lifetimes,
-                keys: keys))
+                keys: keys,
+                identityAssertions: IdentityAssertionState(options: configuration.identityAssertions)))
     }
 
     func url(_ endpoint: TestProvider.Endpoint) -> String { issuer + endpoint.path }

@@ -22,6 +22,8 @@ struct ProviderState: Sendable {
     var sessions: [String: String] = [:]
     /// The logout tokens sent to clients' back-channel logout URIs, oldest first.
     var backChannelLogoutDeliveries: [TestProvider.BackChannelLogoutDelivery] = []
+    /// The identity assertion grant's options and used `jti`s.
+    var identityAssertions = IdentityAssertionState()
 
     var failures: [TestProvider.Endpoint: [TestProvider.Failure]] = [:]
     var counts: [TestProvider.Endpoint: Int] = [:]
