@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2Testing
+import OAuth2TestSupport
 import OAuth2Web
 import Testing
 
@@ -299,15 +300,18 @@ struct IdentityAssertionTests {
         return candidate.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
     }()
 
-    @Test(
-        "the MCP Python SDK's IdentityAssertionOAuthProvider presents our identity provider's ID-JAG to our authorization server",
-        .enabled(if: python != nil, "set OAUTH2_MCP_PYTHON or OAUTH2_MCP_PYTHON_STATE_DIR (Tests/MCPPython/journey.sh makes the venv)"))
+    /// Without the venv the test fails (a peer journey never skips): scripts/test makes it
+    /// before `swift test` and sets `$OAUTH2_MCP_PYTHON`.
+    @Test("the MCP Python SDK's IdentityAssertionOAuthProvider presents our identity provider's ID-JAG to our authorization server")
     func pythonSDK() async throws {
+        let python = try #require(
+            Self.python,
+            "set OAUTH2_MCP_PYTHON to the python of a venv with the pinned mcp (Tests/MCPPython/venv.sh makes it; scripts/test does)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("MCPPython/identity_assertion.py")
         try await Self.withBoth { idp, server in
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: try #require(Self.python))
+            process.executableURL = URL(fileURLWithPath: python)
             process.arguments = [script.path, "--idp", idp.issuer.absoluteString, "--as", server.issuer.absoluteString]
             let output = Pipe()
             process.standardOutput = output
@@ -328,6 +332,9 @@ struct IdentityAssertionTests {
             print(text)
             #expect(status == 0, "\(text)")
             #expect(text.contains("RESULT passed=") && text.contains("failed=0"), "\(text)")
+            if status == 0, text.contains("failed=0") {
+                IntegrationLog.append("mcp", test: "python-identity-assertion")
+            }
         }
     }
 }
