@@ -432,7 +432,7 @@ let package = Package(
         // back-channel logout, by OAuth2Web's endpoint on a loopback listener).
         .testTarget(
             name: "OAuth2TestingTests",
-            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2TestSupport", "OAuth2Web"],
+            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2InteractiveSignIn", "OAuth2TestSupport", "OAuth2Web"],
             swiftSettings: strictSettings
         ),
         // The `oauth2` tool's own logic (option parsing, profiles, how a profile configures

@@ -11,6 +11,7 @@ let issuer = URL(string: "https://id.example.com")!
 let redirect = URL(string: "http://127.0.0.1:53682/callback")!
 let callbackURL = URL(string: "http://127.0.0.1:53682/callback?code=x&state=y")!
 let store = MemoryTokenStore()
+let secret = ProcessInfo.processInfo.environment["CLIENT_SECRET"] ?? ""
 
 // snippet.show
 // snippet.dpop
@@ -27,6 +28,18 @@ print(tokens.tokenType, tokens.accessTokenKeyThumbprint ?? "")   // DPoP, the ke
 let bound = try await TokenSession(client: client, tokens: tokens)
 let (response, _) = try await bound.perform(
     HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me")!))   // with a proof
+// snippet.end
+
+// snippet.dpop-service
+// A service calling a DPoP API as itself: client credentials, its tokens bound to a key the
+// process generates at start (a restarted worker asks for new tokens, bound to its new key).
+var worker = ClientConfiguration(clientID: "orders-worker", clientSecret: secret, scopes: ["orders:read"])
+worker.dpop = DPoPOptions(key: try DPoPKey.generate())
+let workerClient = try await OAuth2Client(server: .issuer(issuer), configuration: worker)
+let api = TokenSession(client: workerClient, options: TokenSession.Options(renewal: .clientCredentials()))
+// Authorization: DPoP <token> and a fresh proof on every request; the API's use_dpop_nonce
+// answered once with its nonce.
+let (orders, _) = try await api.perform(HTTPRequest(method: .get, url: URL(string: "https://api.example.com/orders")!))
 // snippet.end
 
 // snippet.privateKeyJWT
@@ -61,4 +74,4 @@ let current = try await registrar.read(registration)
 try await registrar.delete(current)
 // snippet.end
 // snippet.hide
-_ = (response, delegated, registered)
+_ = (response, delegated, registered, orders)

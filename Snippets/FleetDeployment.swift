@@ -4,6 +4,7 @@
 
 // snippet.hide
 #if Postgres
+import Crypto
 import Foundation
 import Logging
 import OAuth2
@@ -33,6 +34,26 @@ func makeSignIn(client: OAuth2Client, store: PostgresTokenStore) -> WebSignIn {
         webSessions: PostgresWebSessionStore(store: store),
         tokenStore: store,
         replayStore: PostgresReplayStore(store: store))
+}
+// snippet.end
+
+// snippet.api
+// The API's checks, the same on every replica: JWT access tokens with the keys of the app's
+// own client, DPoP proofs whose jti is recorded in the shared database (a proof one replica
+// accepted is a replay on all of them), and one nonce key for all (32 bytes from the
+// deployment's secrets, as the encryption keys are; SymmetricKey is swift-crypto's).
+func makeResourceServer(client: OAuth2Client, store: PostgresTokenStore, nonceKey: SymmetricKey) throws -> ResourceServer {
+    guard let keySet = client.keySet, let issuer = client.metadata.issuer else {
+        throw OAuth2Error(.invalidConfiguration, source: .client, message: "The provider publishes no JWK set.")
+    }
+    return ResourceServer(
+        accessTokens: AccessTokenVerifier(issuers: [
+            TrustedIssuer(issuer: issuer, audiences: ["https://app.example.com/api"], keys: .cache(keySet))
+        ]),
+        dpop: DPoPProofVerifier(
+            publicBaseURL: URL(string: "https://app.example.com")!,
+            replayStore: PostgresReplayStore(store: store),
+            nonces: DPoPServerNonces(secret: nonceKey)))
 }
 // snippet.end
 
@@ -72,22 +93,34 @@ struct ExpiredRowsCleanup: Service {
 import Hummingbird
 import OAuth2Hummingbird
 
-struct AppContext: WebSignInRequestContext {
+// snippet.show
+// snippet.hummingbird-context
+// The request context of a Hummingbird app with both: the signed-in user of its pages
+// (HummingbirdWebSignInMiddleware sets it) and the verified token of its API
+// (HummingbirdResourceServerMiddleware sets it).
+struct AppContext: WebSignInRequestContext, AccessTokenRequestContext {
     var coreContext: CoreRequestContextStorage
     var webUser: WebUser?
+    var accessToken: VerifiedAccessToken?
     init(source: ApplicationRequestContextSource) { coreContext = .init(source: source) }
 }
+// snippet.end
 
+// snippet.hide
 @available(macOS 14, *)
-func runHummingbirdReplica(client: OAuth2Client) async throws {
+func runHummingbirdReplica(client: OAuth2Client, nonceKey: SymmetricKey) async throws {
     let logger = Logger(label: "app")
     // snippet.show
     // snippet.hummingbird
     let store = try makeStore(logger: logger)
     let signIn = makeSignIn(client: client, store: store)
+    let api = try makeResourceServer(client: client, store: store, nonceKey: nonceKey)
     let router = Router(context: AppContext.self)
     router.add(middleware: HummingbirdWebSignInMiddleware(signIn))
-    // … the app's routes
+    router.group("api/orders")
+        .add(middleware: HummingbirdResourceServerMiddleware(api, requiredScopes: ["orders:read"]))
+        .get { _, context in context.accessToken?.subject ?? "" }
+    // … the app's other routes
     let app = Application(
         router: router,
         configuration: ApplicationConfiguration(address: .hostname("0.0.0.0", port: 8080)),

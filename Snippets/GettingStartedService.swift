@@ -8,9 +8,12 @@ import HTTPTypesFoundation
 import OAuth2
 import OAuth2AsyncHTTPClient
 
-let secret = ProcessInfo.processInfo.environment["CLIENT_SECRET"] ?? ""
-
 // snippet.show
+// The client secret from the deployment's secrets (a mounted file here; never in the source,
+// a command line or a log line).
+let secret = try String(contentsOfFile: "/run/secrets/worker-client-secret", encoding: .utf8)
+    .trimmingCharacters(in: .whitespacesAndNewlines)
+
 try await AsyncHTTPClientTransport.withTransport { transport in
     let client = try await OAuth2Client(
         server: .issuer(URL(string: "https://login.example.com/realms/main")!),

@@ -23,6 +23,12 @@ struct APIRequestContext: AccessTokenRequestContext {
         coreContext = .init(source: source)
     }
 }
+
+/// What GET /orders answers: `{"owner":"…","orders":[]}`.
+struct OrderList: ResponseEncodable {
+    var owner: String?
+    var orders: [String]
+}
 // snippet.end
 
 // snippet.hide
@@ -33,9 +39,10 @@ func ordersRouter(server: ResourceServer) -> Router<APIRequestContext> {
     let router = Router(context: APIRequestContext.self)
     // GET /orders needs orders:read; POST /orders needs orders:write. A token without the
     // scope gets 403 insufficient_scope naming it, so that the client asks for it.
+    // A ResponseEncodable value is answered as JSON (the context's JSONEncoder).
     router.group("orders")
         .add(middleware: HummingbirdResourceServerMiddleware(server, requiredScopes: ["orders:read"]))
-        .get { _, context in context.accessToken?.subject ?? "" }
+        .get { _, context in OrderList(owner: context.accessToken?.subject, orders: []) }
     router.group("orders")
         .add(middleware: HummingbirdResourceServerMiddleware(server, requiredScopes: ["orders:write"]))
         .post { _, _ in HTTPResponse.Status.created }

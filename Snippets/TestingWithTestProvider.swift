@@ -42,8 +42,14 @@ try await TestProvider.withProvider { provider in
     } catch let error as OAuth2Error {
         precondition(error.isTransient && error.retryAfter == 2)
     }
-    _ = try await session.refresh()                                // the fault is gone: one more request
-    precondition(provider.requestCount(.token) == 2)
+    // Until Retry-After has passed, the session answers the same error without a request.
+    do {
+        _ = try await session.refresh()
+        preconditionFailure("the session should have waited for Retry-After")
+    } catch let error as OAuth2Error {
+        precondition(error.isTransient && error.retryAfter != nil)
+    }
+    precondition(provider.requestCount(.token) == 1)
 }
 // snippet.end
 

@@ -21,7 +21,9 @@ OAUTH2=${OAUTH2:-oauth2}
 # or cache directory they share (one runner, or containers on one host with one volume).
 # It holds the profile (profiles/ci.json: issuer, client id, the secret file's path, never
 # the secret) and the file store's tokens (tokens/, files 0600). Jobs on several machines
-# share nothing on disk: give them `--store postgres` instead (see "The oauth2 command").
+# share nothing on disk: give them `--store postgres` instead (see "The oauth2 command"), or,
+# on hosted runners where every job starts on a fresh machine, run `setup` at the start of
+# each job (one token request per job; client credentials need no shared refresh token).
 export OAUTH2_CONFIG_DIR=${OAUTH2_CONFIG_DIR:-$PWD/.oauth2}
 export OAUTH2_PROFILE=ci
 
