@@ -67,12 +67,13 @@ struct ResourceSignIn {
     ///   registration and the sign-in throw (``OAuth2Error``: `resource_mismatch`,
     ///   `metadata_origin_mismatch`, `issuer_mismatch`…).
     func run(_ context: Context, resource: URL, profile explicitName: String?) async throws -> Context {
-        _ = try ResourceProfile.identifier(of: resource)
+        // Named before anything is sent: discovery checks that the metadata's resource is
+        // this URL's, so the name stands for the resource found too.
+        let name = try explicitName ?? ResourceProfile.name(for: resource)
+        let profiles = context.profiles
+        try ResourceProfile.ensureFree(name, for: resource.absoluteString, profiles: profiles)
         let found = try await ProtectedResourceDiscovery(environment: context.environment)
             .discover(resource: resource, issuer: authorizationServer)
-        let name = try explicitName ?? ResourceProfile.name(for: found.resource)
-        let profiles = context.profiles
-        try ResourceProfile.ensureFree(name, for: found.resource.absoluteString, profiles: profiles)
         Output.step("Discovered \(found.resource.absoluteString): authorization server \(found.issuer.absoluteString) (metadata at \(found.metadataURL.absoluteString)).")
         // The discovered (and checked) metadata serves the profile's next commands.
         MetadataFileCache(configDirectory: context.global.configDirectory).save(found.authorizationServer, for: found.issuer)
