@@ -14,8 +14,8 @@ struct ResourceSignInOptions: ParsableArguments {
     var authorizationServer: String?
     @Option(help: "Space-separated scopes (default: the resource's challenge's, else its metadata's scopes_supported).") var scope: String?
     @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
-    @Flag(name: .customLong("no-browser"), help: "Print the URL; do not open a browser.") var noBrowser = false
-    @Option(help: "Seconds to wait for the sign-in (default 300).") var timeout = 300
+    @Flag(name: .customLong("no-browser"), help: "Print the URL; do not open a browser (a step-up's too).") var noBrowser = false
+    @Option(help: "Seconds to wait for the sign-in (a step-up's too).") var timeout = 300
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }

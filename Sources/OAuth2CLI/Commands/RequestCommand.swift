@@ -25,7 +25,7 @@ struct RequestCommand: AsyncParsableCommand {
     @Option(name: .customShort("X"), help: "The method.") var method: String?
     @Option(name: .customShort("H"), help: "A header, \"Name: value\" (repeatable).") var headers: [String] = []
     @Option(name: .customShort("d"), help: "The body, or @FILE.") var data: String?
-    @OptionGroup(title: "Signing in to a resource without a profile") var resourceSignIn: ResourceSignInOptions
+    @OptionGroup(title: "Signing in to a resource known by its URL alone") var resourceSignIn: ResourceSignInOptions
 
     func run() async throws {
         guard let target = URL(string: url), target.scheme != nil, target.host != nil else { throw CLIError.usage("\(url) is not an absolute URL.") }
