@@ -128,6 +128,12 @@ struct Context {
             configuration.clientAssertion.audience = audience.library
         }
         configuration.usePushedAuthorizationRequests = options[ProfileOption.par] == "true"
+        // A resource profile's tokens are for its resource alone (RFC 8707), refreshes too.
+        if let resource = options[ProfileOption.resource] {
+            for kind in [RequestKind.authorization, .token, .deviceAuthorization] {
+                configuration.additionalParameters[kind, default: [:]]["resource"] = resource
+            }
+        }
     }
 
     /// The preset `--provider` names (the library's one mapping; only providers that need
@@ -159,11 +165,15 @@ struct Context {
     }
 
     /// The signed-in session of the profile.
-    func session() async throws -> (Profile, TokenSession) {
+    ///
+    /// - Parameter stepUp: the session's step-up sign-in (``TokenSession/Options/stepUp``), if any.
+    func session(stepUp: TokenSession.Options.StepUp? = nil) async throws -> (Profile, TokenSession) {
         let profile = try requireProfile()
         let store = try tokenStore(await storeKind(for: profile))
         let client = try await client(for: profile, secret: try await clientSecret(for: profile, store: store))
-        guard let session = try await TokenSession.restore(client: client, store: store, account: profileName, options: Self.sessionOptions(for: profile)) else {
+        var options = Self.sessionOptions(for: profile)
+        options.stepUp = stepUp
+        guard let session = try await TokenSession.restore(client: client, store: store, account: profileName, options: options) else {
             throw CLIError.signInAgain("Profile \"\(profileName)\" has no stored tokens", hint: "sign in again with `oauth2 login`")
         }
         // DPoP-bound tokens need the key stored with them: without it every request would fail.

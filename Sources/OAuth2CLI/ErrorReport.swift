@@ -212,6 +212,16 @@ extension ErrorReport {
             return ("the sign-in response does not belong to this sign-in (its state differs)", "start the sign-in again")
         case .issuerMismatch:
             return ("the server's issuer is not the one asked for", "give --issuer exactly as the server names itself (`oauth2 discover URL` shows it)")
+        case .resourceMismatch:
+            return (
+                "the resource's metadata names another resource than the URL (RFC 9728 §3.3)",
+                "give the resource's own URL (the metadata's resource); nothing was sent to it")
+        case .metadataOriginMismatch:
+            return (
+                "the resource points its metadata to another origin",
+                "give the URL under the origin the resource names (localhost and 127.0.0.1 differ); nothing was sent to it")
+        case .noAuthorizationServer:
+            return ("the resource names no usable authorization server", "check the URL, or --issuer / --authorization-server against its metadata")
         case .redirectMismatch:
             return ("the sign-in response arrived at another redirect URI", "check --redirect-uri")
         case .invalidResponse:

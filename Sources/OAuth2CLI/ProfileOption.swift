@@ -17,4 +17,12 @@ enum ProfileOption {
     static let keyID = "key_id"
     /// What client assertions' `aud` names: `issuer`, `token-endpoint` or `endpoint`.
     static let assertionAudience = "assertion_audience"
+    /// The protected resource the profile was made for (`oauth2 request URL`, `oauth2 login
+    /// --resource URL`; ``ResourceProfile``): its identifier is the `resource` (RFC 8707) of
+    /// every authorization and token request, and a `403 insufficient_scope` from it leads to
+    /// a step-up sign-in.
+    static let resource = "resource"
+    /// How a resource profile's client got its id: `configured`, `metadata_document` or
+    /// `dynamic` (``ClientIdentity``).
+    static let registration = "registration"
 }

@@ -118,6 +118,15 @@ private struct SomeLibraryError: Error, CustomStringConvertible {
         #expect(missing.sentence == "the server has no registration endpoint (missing_endpoint)")
     }
 
+    @Test func aResourceThatIsNotTheURLIsRefusedWithTheLibrarysWordsAndAHint() {
+        let report = ErrorReport(OAuth2Error(
+            .resourceMismatch, source: .client,
+            message: "The metadata at https://mcp.example.com/.well-known/oauth-protected-resource/mcp names the resource \"https://other.example.com/mcp\", not https://mcp.example.com/mcp (RFC 9728 §3.3); refused."))
+        #expect(report.sentence.hasPrefix("the metadata at https://mcp.example.com/"))
+        #expect(report.sentence.hasSuffix("(resource_mismatch)"))
+        #expect(report.hint?.contains("nothing was sent") == true)
+    }
+
     @Test func everyCodeFamilyHasASentenceAndNoTypeName() {
         let codes: [OAuth2Error.Code] = [
             .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType, .invalidScope, .accessDenied,
@@ -126,7 +135,8 @@ private struct SomeLibraryError: Error, CustomStringConvertible {
             .interactionRequired, .loginRequired, .accountSelectionRequired, .consentRequired, .invalidTarget, .invalidRedirectURI,
             .invalidClientMetadata, .invalidSoftwareStatement, .unapprovedSoftwareStatement, .invalidConfiguration, .insecureEndpoint,
             .missingEndpoint, .stateMismatch, .issuerMismatch, .redirectMismatch, .invalidResponse, .invalidIDToken, .invalidUserInfo,
-            .httpError, .network, .timeout, .tls, .cancelled, .signInRequired, "an_extension_code",
+            .httpError, .network, .timeout, .tls, .cancelled, .signInRequired, .resourceMismatch, .metadataOriginMismatch,
+            .noAuthorizationServer, "an_extension_code",
         ]
         for code in codes {
             for source in [OAuth2Error.Source.server, .client, .transport] {
@@ -150,7 +160,7 @@ private struct SomeLibraryError: Error, CustomStringConvertible {
             .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType, .invalidScope, .accessDenied,
             .serverError, .temporarilyUnavailable, .invalidToken, .insufficientScope, .expiredToken, .invalidDPoPProof,
             .invalidRequestURI, .loginRequired, .invalidTarget, .invalidRedirectURI, .invalidClientMetadata, .issuerMismatch,
-            .invalidResponse, .invalidIDToken, .httpError,
+            .invalidResponse, .invalidIDToken, .httpError, .resourceMismatch, .metadataOriginMismatch, .noAuthorizationServer,
         ]
         for code in hinted {
             #expect(ErrorReport(OAuth2Error(code, source: .server, statusCode: 400)).hint != nil, "\(code)")

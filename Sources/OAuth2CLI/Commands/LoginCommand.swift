@@ -16,12 +16,23 @@ struct LoginCommand: AsyncParsableCommand {
             `oauth2 register`, say); with no profile either, it registers a client at the issuer's \
             registration endpoint first (RFC 7591; its credentials go to the token store) and saves it in the profile.
 
+            --resource URL signs in to a protected resource (an MCP server, say) known by its URL alone, as \
+            `oauth2 request URL` does without a profile: its metadata (RFC 9728) and authorization server are \
+            discovered and checked (--issuer picks one of those it lists), the client is --client-id, else \
+            --client-metadata-url where the server takes client id metadata documents, else registered for this \
+            resource alone; the profile is named after the resource (https://mcp.example.com/mcp: \
+            mcp.example.com_mcp) unless --profile names it.
+
             --implicit and --implicit-id-token use the legacy implicit grant (response_type=token, or id_token token), \
             for servers that offer nothing else: deprecated (RFC 9700), no refresh token, sign in again when it expires.
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(help: "The issuer (discovery).") var issuer: String?
+    @Option(help: "The issuer (discovery); with --resource, which of the resource's authorization servers to use.") var issuer: String?
+    @Option(help: ArgumentHelp("Sign in to the protected resource at this URL (RFC 9728 discovery; MCP servers).", valueName: "url"))
+    var resource: String?
+    @Option(name: .customLong("client-metadata-url"), help: ArgumentHelp("With --resource: the HTTPS URL of this client's Client ID Metadata Document, used as client_id where the server takes one.", valueName: "url"))
+    var clientMetadataURL: String?
     @Option(help: "A provider preset instead of --issuer: github, google, gitlab, facebook, reddit, linkedin.") var provider: String?
     @Option(name: .customLong("client-id"), help: "The client id (default: the profile's; none: register one).") var clientID: String?
     @OptionGroup var clientSecret: ClientSecretOptions
@@ -45,6 +56,8 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Push the authorization request first (PAR, RFC 9126); done anyway when the server requires it.") var par = false
 
     func validate() throws {
+        if resource != nil { return try validateResource() }
+        if clientMetadataURL != nil { throw ValidationError("--client-metadata-url goes with --resource.") }
         guard issuer != nil || tokenEndpoint != nil || provider != nil || clientID == nil else {
             throw ValidationError("login needs --issuer, --provider, or --token-endpoint for servers without discovery.")
         }
@@ -65,6 +78,33 @@ struct LoginCommand: AsyncParsableCommand {
         }
         if implicitIDToken, let scope, !scope.split(separator: " ").contains("openid") {
             throw ValidationError("--implicit-id-token needs the openid scope.")
+        }
+    }
+
+    /// The options that go with `--resource`: the resource's URL, the client and the sign-in's.
+    private func validateResource() throws {
+        guard let resource else { return }
+        _ = try ResourceSignIn.url(resource, option: "--resource")
+        _ = try ResourceSignIn.url(clientMetadataURL, option: "--client-metadata-url")
+        _ = try ResourceSignIn.url(issuer, option: "--issuer")
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+        if let redirectURI { _ = try Self.loopback(redirectURI) }
+        let others: [(String, Bool)] = [
+            ("--provider", provider != nil), ("--token-endpoint", tokenEndpoint != nil), ("--authorization-endpoint", authorizationEndpoint != nil),
+            ("--device-authorization-endpoint", deviceAuthorizationEndpoint != nil), ("--device", device),
+            ("--implicit", implicit || implicitIDToken), ("--dpop", dpop != nil), ("--par", par), ("--auth-method", auth.authMethod != nil),
+            ("--client-secret…", clientSecret.isGiven),
+        ]
+        if let (name, _) = others.first(where: { $0.1 }) { throw ValidationError("\(name) does not go with --resource.") }
+    }
+
+    /// The resource sign-in `--resource` asks for.
+    var resourceSignIn: ResourceSignIn {
+        get throws {
+            ResourceSignIn(
+                clientID: clientID, clientMetadataURL: try ResourceSignIn.url(clientMetadataURL, option: "--client-metadata-url"),
+                authorizationServer: try ResourceSignIn.url(issuer, option: "--issuer"),
+                scopes: scope.map { $0.split(separator: " ").map(String.init) }, redirectURI: redirectURI, noBrowser: noBrowser, timeout: timeout)
         }
     }
 
@@ -115,6 +155,11 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = Context(global)
+        if let resource, let url = try ResourceSignIn.url(resource, option: "--resource") {
+            let named = global.profile ?? ProcessInfo.processInfo.environment["OAUTH2_PROFILE"].flatMap { $0.isEmpty ? nil : $0 }
+            _ = try await resourceSignIn.run(context, resource: url, profile: named)
+            return
+        }
         if clientID == nil {
             if let existing = try context.profiles.load(context.profileName) { return try await run(context, profile: existing) }
             return try await register(context)
