@@ -186,6 +186,9 @@ extension TestProvider {
         public var issuerPath: String
         /// The port to listen on (on 127.0.0.1); 0, the default, takes a free one.
         public var port: Int
+        /// Whether and how a `client_id` that is an `https` URL names a Client ID Metadata
+        /// Document the provider fetches; `nil` (the default): such ids are unknown clients.
+        public var clientMetadataDocuments: ClientMetadataDocuments? = nil
 
         /// Creates a configuration.
         public init(
@@ -247,6 +250,7 @@ extension TestProvider {
                 throw fail("The issuer path starts with / and has no trailing /, query or fragment.")
             }
             guard (0...65535).contains(port) else { throw fail("The port \(port) is out of range.") }
+            try clientMetadataDocuments?.validate()
         }
     }
 }

@@ -23,6 +23,13 @@ struct ProviderState: Sendable {
     /// The logout tokens sent to clients' back-channel logout URIs, oldest first.
     var backChannelLogoutDeliveries: [TestProvider.BackChannelLogoutDelivery] = []
 
+    /// Clients read from Client ID Metadata Documents (they are in ``clients`` too): URL →
+    /// when to fetch the document again.
+    var clientMetadataDocumentExpiries: [String: Date] = [:]
+    var clientMetadataDocumentRefusals: [TestProvider.ClientMetadataDocumentRefusal] = []
+    /// Scripted step-up: the scopes each coming sign-in withholds, in order.
+    var withheldScopes: [Set<String>] = []
+
     var failures: [TestProvider.Endpoint: [TestProvider.Failure]] = [:]
     var counts: [TestProvider.Endpoint: Int] = [:]
 
