@@ -59,7 +59,9 @@ enum MCPExampleServer {
             if let embeddedProvider {
                 provider = embeddedProvider
             } else {
-                startedProvider = try await TestProvider.start(configuration: .demo)
+                var configuration = TestProvider.Configuration.demo
+                configuration.clientMetadataDocuments = settings.clientMetadataDocuments
+                startedProvider = try await TestProvider.start(configuration: configuration)
                 provider = startedProvider
             }
             issuer = provider!.issuer

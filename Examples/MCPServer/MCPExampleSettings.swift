@@ -1,5 +1,6 @@
 #if MCP && Hummingbird
 import Foundation
+import OAuth2Testing
 
 /// The example MCP server's settings, read from its environment (see MCPServerExample.swift).
 struct MCPExampleSettings: Sendable {
@@ -15,6 +16,10 @@ struct MCPExampleSettings: Sendable {
     var port = 8090
     /// The server's address as clients reach it; `nil`: `http://host:port` with the real port.
     var publicURL: URL?
+    /// Whether the embedded provider accepts clients identified by a Client ID Metadata
+    /// Document (a `client_id` that is an https URL), and the roots it trusts fetching them;
+    /// `nil`: it does not.
+    var clientMetadataDocuments: TestProvider.ClientMetadataDocuments?
 
     /// Settings with every default: the embedded provider, 127.0.0.1:8090.
     init() {}
@@ -33,6 +38,20 @@ struct MCPExampleSettings: Sendable {
             guard let id = value("OAUTH2_EXAMPLE_CLIENT_ID") else { throw MCPExampleSettingsError("OAUTH2_EXAMPLE_ISSUER needs OAUTH2_EXAMPLE_CLIENT_ID") }
             clientID = id
             clientSecret = value("OAUTH2_EXAMPLE_CLIENT_SECRET")
+        }
+        switch value("OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS")?.lowercased() {
+        case nil, "0", "false", "off": break
+        case "1", "true", "on": clientMetadataDocuments = TestProvider.ClientMetadataDocuments()
+        default: throw MCPExampleSettingsError("OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS is not on or off")
+        }
+        if let path = value("OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS_CA") {
+            guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw MCPExampleSettingsError("OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS_CA is not a readable file")
+            }
+            clientMetadataDocuments = TestProvider.ClientMetadataDocuments(trustedRootCertificatesPEM: [pem])
+        }
+        if clientMetadataDocuments != nil, issuer != nil {
+            throw MCPExampleSettingsError("OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS applies to the embedded provider only (not with OAUTH2_EXAMPLE_ISSUER)")
         }
         if let text = value("OAUTH2_EXAMPLE_HOST") { host = text }
         if let text = value("OAUTH2_EXAMPLE_PORT") {

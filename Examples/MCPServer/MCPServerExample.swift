@@ -18,6 +18,11 @@
 //   OAUTH2_EXAMPLE_PORT           the port (8090; 0: any free port)
 //   OAUTH2_EXAMPLE_PUBLIC_URL     the server's address as clients reach it (http://HOST:PORT);
 //                                 the resource identifier is this URL + /mcp
+//   OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS     on: the embedded provider accepts clients
+//                                 identified by a Client ID Metadata Document (an https URL
+//                                 as client_id), fetched with the system's trust roots
+//   OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS_CA  a PEM file of roots to trust instead
+//                                 (implies on; for tests serving documents with their own CA)
 // Prints `LISTENING <resource identifier>` on standard output once it accepts connections,
 // and with the embedded provider first `PROVIDER <issuer> <client id>` (the public client an
 // MCP client signs in with); logs go to standard error.

@@ -191,6 +191,9 @@ extension TestProvider {
         /// The identity assertion grant (MCP enterprise-managed authorization), as identity
         /// provider and as authorization server: ``TestProvider/IdentityAssertions``.
         public var identityAssertions = IdentityAssertions()
+        /// Whether and how a `client_id` that is an `https` URL names a Client ID Metadata
+        /// Document the provider fetches; `nil` (the default): such ids are unknown clients.
+        public var clientMetadataDocuments: ClientMetadataDocuments? = nil
 
         /// Creates a configuration.
         public init(
@@ -252,6 +255,7 @@ extension TestProvider {
                 throw fail("The issuer path starts with / and has no trailing /, query or fragment.")
             }
             guard (0...65535).contains(port) else { throw fail("The port \(port) is out of range.") }
+            try clientMetadataDocuments?.validate()
         }
     }
 }

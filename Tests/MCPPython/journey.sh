@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The official MCP Python SDK as a client of the example MCP server (Examples/MCPServer) with its
-# embedded provider: journey.py (discovery, sign-in, tools, step-up). Each passing check appends
+# embedded provider: journey.py (discovery, sign-in, tools, step-up; a pre-registered client, then
+# one identified by a Client ID Metadata Document that journey.py serves over HTTPS with a
+# certificate from a CA made here, which the server's embedded provider is told to trust).
+# Each passing check appends
 # "mcp python <check>" to $OAUTH2_INTEGRATION_LOG.
 #   Tests/MCPPython/journey.sh SERVER_BINARY
 # SERVER_BINARY: oauth2-mcp-server-example built with the traits Hummingbird and MCP.
@@ -36,6 +39,19 @@ if ! venv_ok; then
   venv_ok || die "the venv lacks the pinned versions after pip install"
 fi
 
+# A CA and a certificate for 127.0.0.1 from it, made for this run: journey.py serves its client
+# metadata document with them, and the embedded provider trusts only that CA for documents.
+TLS=$STATE/tls
+rm -rf "$TLS" && mkdir -p "$TLS"
+(
+  cd "$TLS"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 2 \
+    -subj "/CN=mcp python journey CA" -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1"
+  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' >server.ext
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext
+) >"$STATE/openssl.log" 2>&1 || die "openssl could not make the journey's CA (see $STATE/openssl.log)"
+
 pid=""
 cleanup() { [ -z "$pid" ] || { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }; }
 trap cleanup EXIT
@@ -45,7 +61,7 @@ trap 'exit 143' TERM
 # Any free port; the server prints the embedded provider's client and its resource identifier.
 OUT=$STATE/server.out
 : >"$OUT"
-OAUTH2_EXAMPLE_PORT=0 "$BIN" >"$OUT" 2>"$STATE/server.log" &
+OAUTH2_EXAMPLE_PORT=0 OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS_CA="$TLS/ca.pem" "$BIN" >"$OUT" 2>"$STATE/server.log" &
 pid=$!
 url="" client=""
 for _ in $(seq 1 600); do  # a hang bound (60 s), not a speed requirement
@@ -57,4 +73,4 @@ for _ in $(seq 1 600); do  # a hang bound (60 s), not a speed requirement
 done
 [ -n "$url" ] && [ -n "$client" ] || die "the server did not start (log: $STATE/server.log)"
 log "server at $url"
-"$VENV/bin/python" "$ROOT/Tests/MCPPython/journey.py" "$url" "$client"
+"$VENV/bin/python" "$ROOT/Tests/MCPPython/journey.py" "$url" "$client" "$TLS/server.pem" "$TLS/server.key"

@@ -106,7 +106,7 @@ extension ProviderCore {
             state.sessions[sessionID] = user.username
             let code = Random.token()
             state.codes[code] = CodeRecord(
-                clientID: client.id, redirectURI: target.uri, challenge: challenge, scopes: scopes, nonce: parameters["nonce"],
+                clientID: client.id, redirectURI: target.uri, challenge: challenge, scopes: state.grantedScopes(asked: scopes), nonce: parameters["nonce"],
                 username: user.username, authTime: now, sessionID: sessionID,
                 acr: parameters["acr_values"]?.split(separator: " ").first.map(String.init), expiresAt: now.addingTimeInterval(lifetime.timeInterval),
                 resources: parameters.resources)

@@ -11,7 +11,7 @@ extension ProviderCore {
         let scopes = Set(["openid", "profile", "email", "address", "phone", "offline_access"]).union(clientScopes).sorted()
         func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
         let authMethods = strings(["client_secret_basic", "client_secret_post", "none"])
-        return [
+        var members: [String: JSONValue] = [
             "issuer": .string(issuer),
             "authorization_endpoint": .string(url(.authorization)),
             "token_endpoint": .string(url(.token)),
@@ -43,6 +43,8 @@ extension ProviderCore {
             "request_uri_parameter_supported": false,
             "prompt_values_supported": strings(["none", "login", "consent", "select_account"]),
         ]
+        if clientMetadataDocuments != nil { members["client_id_metadata_document_supported"] = true }
+        return members
     }
 
     /// The JWK set: every published key (public members only).

@@ -14,6 +14,8 @@ final class ProviderCore: Sendable {
     let sendsIssuerParameter: Bool
     let rotatesRefreshTokens: Bool
     let state: Locked<ProviderState>
+    /// How Client ID Metadata Documents are fetched; `nil`: not accepted.
+    let clientMetadataDocuments: TestProvider.ClientMetadataDocuments?
     /// The server's event loops, for the provider's own requests (back-channel logout).
     let group: any EventLoopGroup
 
@@ -23,6 +25,7 @@ final class ProviderCore: Sendable {
         issuerPath = configuration.issuerPath
         sendsIssuerParameter = configuration.sendsIssuerParameter
         rotatesRefreshTokens = configuration.rotatesRefreshTokens
+        clientMetadataDocuments = configuration.clientMetadataDocuments
         state = Locked(
             ProviderState(
                 clients: Dictionary(uniqueKeysWithValues: configuration.clients.map { ($0.id, $0) }),
@@ -72,6 +75,7 @@ final class ProviderCore: Sendable {
             return scriptedError(endpoint, request: request, code: code, status: status, description: description)
         }
         let now = Date()
+        if let refusal = await resolveClientMetadataDocument(endpoint, request, now: now) { return refusal }
         switch endpoint {
         case .discovery:
             guard request.method == .GET else { return .methodNotAllowed("GET") }

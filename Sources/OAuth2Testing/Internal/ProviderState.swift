@@ -25,6 +25,13 @@ struct ProviderState: Sendable {
     /// The identity assertion grant's options and used `jti`s.
     var identityAssertions = IdentityAssertionState()
 
+    /// Clients read from Client ID Metadata Documents (they are in ``clients`` too): URL →
+    /// when to fetch the document again.
+    var clientMetadataDocumentExpiries: [String: Date] = [:]
+    var clientMetadataDocumentRefusals: [TestProvider.ClientMetadataDocumentRefusal] = []
+    /// Scripted step-up: the scopes each coming sign-in withholds, in order.
+    var withheldScopes: [Set<String>] = []
+
     var failures: [TestProvider.Endpoint: [TestProvider.Failure]] = [:]
     var counts: [TestProvider.Endpoint: Int] = [:]
 
