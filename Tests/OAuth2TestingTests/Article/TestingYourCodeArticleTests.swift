@@ -119,4 +119,37 @@ struct TestingYourCodeArticleTests {
             server: .issuer(provider.issuer), configuration: ClientConfiguration(clientID: "worker", clientSecret: "s3cret"))
         #expect(try await worker.clientCredentials().accessToken.isEmpty == false)
     }
+
+    @Test("Accept clients by their metadata document")
+    func metadataDocuments() async throws {
+        let testCAPEM = try ClientMetadataDocumentTests.caPEM()
+        var configuration = TestProvider.Configuration.demo
+        // Serve the document over TLS with a CA your test makes, and trust only that CA.
+        configuration.clientMetadataDocuments = .init(trustedRootCertificatesPEM: [testCAPEM])
+        try await TestProvider.withProvider(configuration: configuration) { provider in
+            let server = try await OAuth2Client(server: .issuer(provider.issuer), configuration: ClientConfiguration(clientID: "x"))
+            #expect(server.metadata.clientIDMetadataDocumentSupported == true)
+        }
+    }
+
+    @Test("Test a step-up loop")
+    func stepUpLoop() async throws {
+        try await TestProvider.withProvider(configuration: .demo) { provider in
+            let client = try await OAuth2Client(
+                server: .issuer(provider.issuer),
+                configuration: ClientConfiguration(
+                    clientID: TestProvider.Demo.publicClientID,
+                    redirectURI: URL(string: "http://127.0.0.1:53682/callback")!,
+                    scopes: ["openid", "profile", "email"]))
+            func signIn() async throws -> Set<String> {
+                let request = try await client.startAuthorization()
+                let callback = try await provider.followRedirect(from: request.url)
+                return Set(try await client.completeAuthorization(callbackURL: callback, request: request).scopes ?? [])
+            }
+            provider.withholdScopes(["email"], times: 2)   // the first sign-in and its step-up
+            let first = try await signIn(), stepUp = try await signIn()
+            #expect(!first.contains("email") && !stepUp.contains("email"))   // your client must give up with an error
+            #expect(provider.pendingScopeWithholdings == 0)
+        }
+    }
 }
