@@ -104,11 +104,12 @@ struct SSEUnwrappingRelay {
             var components = URLComponents(url: target, resolvingAgainstBaseURL: false)!
             components.percentEncodedPath = request.path
             var forwarded = HTTPRequest(method: request.head.method, url: components.url!)
-            for field in request.head.headerFields where ![.host, .contentLength, .connection, .transferEncoding].contains(field.name) {
+            for field in request.head.headerFields where ![HTTPField.Name("Host")!, .contentLength, .connection, .transferEncoding].contains(field.name) {
                 forwarded.headerFields.append(field)
             }
-            guard let (response, data) = try? await URLSessionTransport.shared.send(forwarded, body: request.body.isEmpty ? nil : request.body)
+            guard let answer = try? await URLSessionTransport.shared.send(forwarded, body: request.body.isEmpty ? nil : request.body)
             else { return .close }
+            let (response, data) = answer
             var fields = HTTPFields()
             for field in response.headerFields where ![.contentLength, .connection, .transferEncoding].contains(field.name) {
                 fields.append(field)
@@ -144,7 +145,7 @@ struct SSEUnwrappingRelay {
 
 /// Runs `body`, failing with `description` if it has not finished after `limit` (a hang
 /// bound: generous, never a speed requirement).
-func withinHangBound<T: Sendable>(_ limit: Duration = .seconds(120), _ description: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withinHangBound<T: Sendable>(_ description: String, limit: Duration = .seconds(120), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await body() }
         group.addTask {

@@ -43,18 +43,18 @@ import FoundationNetworking
                 let mcp = try await Self.connect(authorizer, to: relay)
                 let tools = try await withinHangBound("tools/list") { try await mcp.listTools().tools }
                 #expect(Set(tools.map(\.name)) == ["echo", "list_notes", "write_note"])
-                let echoed = try await withinHangBound("echo") { try await mcp.callTool(name: "echo", arguments: ["text": "hello"]) }
+                let echoed: ToolResult = try await withinHangBound("echo") { try await mcp.callTool(name: "echo", arguments: ["text": "hello"]) }
                 #expect(Self.text(echoed.content) == "hello")
                 #expect(steps.values.isEmpty)
 
                 // write_note needs mcp:write: 403 insufficient_scope, one step-up, the call again.
-                let noted = try await withinHangBound("write_note") { try await mcp.callTool(name: "write_note", arguments: ["text": "first"]) }
+                let noted: ToolResult = try await withinHangBound("write_note") { try await mcp.callTool(name: "write_note", arguments: ["text": "first"]) }
                 #expect(Self.text(noted.content) == "Noted (1 notes).")
                 #expect(steps.values.count == 1)
                 #expect(steps.values.first.map { Set($0).isSuperset(of: ["mcp:read", "mcp:write"]) } == true)
                 #expect(session.tokens?.scopes?.contains("mcp:write") == true)
                 // The wider token is kept: the next call needs no step-up.
-                let again = try await withinHangBound("write_note again") { try await mcp.callTool(name: "write_note", arguments: ["text": "second"]) }
+                let again: ToolResult = try await withinHangBound("write_note again") { try await mcp.callTool(name: "write_note", arguments: ["text": "second"]) }
                 #expect(Self.text(again.content) == "Noted (2 notes).")
                 #expect(steps.values.count == 1)
                 await mcp.disconnect()
@@ -98,7 +98,7 @@ import FoundationNetworking
                 account: found.account)
             try await SSEUnwrappingRelay.with(to: server.resource) { relay in
                 let mcp = try await Self.connect(TokenSessionAuthorizer(session: first), to: relay)
-                _ = try await withinHangBound("echo") { try await mcp.callTool(name: "echo", arguments: ["text": "one"]) }
+                let _: ToolResult = try await withinHangBound("echo") { try await mcp.callTool(name: "echo", arguments: ["text": "one"]) }
                 await mcp.disconnect()
 
                 // As another process would: a store of its own on the same directory, a
@@ -112,7 +112,7 @@ import FoundationNetworking
                     return try await ExampleMCPServer.signIn(client)
                 })
                 let second = try await Self.connect(authorizer, to: relay)
-                let echoed = try await withinHangBound("echo") { try await second.callTool(name: "echo", arguments: ["text": "two"]) }
+                let echoed: ToolResult = try await withinHangBound("echo") { try await second.callTool(name: "echo", arguments: ["text": "two"]) }
                 #expect(Self.text(echoed.content) == "two")
                 #expect(signIns.value == 0)
                 #expect(restored.tokens?.accessToken == first.tokens?.accessToken)
@@ -154,6 +154,9 @@ import FoundationNetworking
         }
     }
 }
+
+/// What `Client.callTool(name:arguments:meta:)` answers.
+typealias ToolResult = (content: [Tool.Content], isError: Bool?)
 
 /// A temporary directory, removed when the value goes away.
 final class TemporaryFolder: @unchecked Sendable {
