@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "OAuth2Web", targets: ["OAuth2Web"]),
         .library(name: "OAuth2Vapor", targets: ["OAuth2Vapor"]),
         .library(name: "OAuth2Hummingbird", targets: ["OAuth2Hummingbird"]),
+        .library(name: "OAuth2MCP", targets: ["OAuth2MCP"]),
         .executable(name: "oauth2", targets: ["OAuth2CLI"]),
         .executable(name: "oauth2-test-provider", targets: ["OAuth2TestProviderServer"]),
         .executable(name: "oauth2-example", targets: ["OAuth2Example"]),
@@ -214,6 +215,19 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The MCP Swift SDK's client fed by a TokenSession: an `HTTPClientAuthorizer` for its
+        // `HTTPClientTransport` (persistent stores, one refresh across processes, step-up,
+        // DPoP). Its sources are inside `#if MCP`; without the trait the module is empty and
+        // nothing of the SDK is built.
+        .target(
+            name: "OAuth2MCP",
+            dependencies: [
+                "OAuth2", "OAuth2Internals",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
             ],
             swiftSettings: strictSettings
         ),
@@ -502,14 +516,27 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The MCP adapter: its challenge and header rules without a socket, and the MCP Swift
+        // SDK's client (its own OAuthAuthorizer, and the adapter) against the example MCP server
+        // ($OAUTH2_MCP_SERVER_EXAMPLE); without the `MCP` trait it is empty.
+        .testTarget(
+            name: "OAuth2MCPTests",
+            dependencies: [
+                "OAuth2", "OAuth2MCP", "OAuth2JOSE", "OAuth2Web", "OAuth2TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
+            ],
+            swiftSettings: strictSettings
+        ),
         // One meaning per name: a file that imports Foundation, Vapor, Hummingbird and every
         // library module, and names each public type of the listing (api/*.txt) unqualified;
-        // empty unless the `Vapor`, `Hummingbird` and `Postgres` traits are all on.
+        // empty unless the `Vapor`, `Hummingbird`, `Postgres` and `MCP` traits are all on.
         .testTarget(
             name: "OAuth2NamesTests",
             dependencies: [
                 "OAuth2", "OAuth2JOSE", "OAuth2AsyncHTTPClient", "OAuth2SecretService", "OAuth2InteractiveSignIn", "OAuth2Testing",
-                "OAuth2Web", "OAuth2Postgres", "OAuth2Hummingbird", "OAuth2Vapor",
+                "OAuth2Web", "OAuth2Postgres", "OAuth2Hummingbird", "OAuth2Vapor", "OAuth2MCP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],

@@ -1,4 +1,4 @@
-#if Vapor && Hummingbird && Postgres
+#if Vapor && Hummingbird && Postgres && MCP
 import Foundation
 import Hummingbird
 import OAuth2
@@ -6,6 +6,7 @@ import OAuth2AsyncHTTPClient
 import OAuth2Hummingbird
 import OAuth2InteractiveSignIn
 import OAuth2JOSE
+import OAuth2MCP
 import OAuth2Postgres
 import OAuth2SecretService
 import OAuth2Testing
@@ -172,6 +173,7 @@ struct UnqualifiedNamesTests {
             ("OAuth2Vapor.VaporProtectedResourceMetadataMiddleware", String(reflecting: VaporProtectedResourceMetadataMiddleware.self)),
             ("OAuth2Vapor.VaporRequireSignIn", String(reflecting: VaporRequireSignIn.self)),
             ("OAuth2Vapor.VaporWebSignInMiddleware", String(reflecting: VaporWebSignInMiddleware.self)),
+            ("OAuth2MCP.TokenSessionAuthorizer", String(reflecting: TokenSessionAuthorizer.self)),
     ]
 
     @Test("each public type named unqualified is the library's own")
@@ -187,7 +189,7 @@ struct UnqualifiedNamesTests {
         let api = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("api")
         let files = try FileManager.default.contentsOfDirectory(atPath: api.path).filter { $0.hasSuffix(".txt") }
-        #expect(files.count == 10)
+        #expect(files.count == 11)
         var listed: Set<String> = []
         for file in files {
             let module = String(file.dropLast(4))

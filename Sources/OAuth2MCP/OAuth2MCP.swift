@@ -1,0 +1,3 @@
+// OAuth2MCP: the MCP Swift SDK's client (`HTTPClientTransport`) fed by a swift-oauth2
+// `TokenSession` through `TokenSessionAuthorizer`. Built with the package trait `MCP`; without
+// it the module is empty.
