@@ -159,7 +159,7 @@ def main() -> None:
         if getattr(route, "path", None) == "/mcp":
             route.app = ToolScopes(route.app, metadata_url)
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     uvicorn_server = uvicorn.Server(config)
 
     async def serve():

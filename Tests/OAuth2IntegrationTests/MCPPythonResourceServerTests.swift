@@ -35,8 +35,12 @@ extension Integration {
                 self.url = url
             }
 
+            /// Stops the server: SIGTERM, then (a hang bound of 10 s) SIGKILL; it keeps nothing.
             func stop() {
-                if process.isRunning { process.terminate() }
+                guard process.isRunning else { return }
+                process.terminate()
+                for _ in 0..<100 where process.isRunning { usleep(100_000) }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
                 process.waitUntilExit()
             }
         }
