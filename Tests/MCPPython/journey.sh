@@ -8,13 +8,11 @@
 #   Tests/MCPPython/journey.sh SERVER_BINARY
 # SERVER_BINARY: oauth2-mcp-server-example built with the traits Hummingbird and MCP.
 # Environment: OAUTH2_MCP_PYTHON_STATE_DIR  the venv and logs (default .build/mcp-python)
-# The venv has `mcp` from PyPI at a pinned version (and the versions it resolved to), kept
-# while it has exactly them. Exits non-zero if the venv, the server or a check failed.
+# The venv is Tests/MCPPython/venv.sh's (`mcp` from PyPI, pinned). Exits non-zero if the venv,
+# the server or a check failed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 STATE=${OAUTH2_MCP_PYTHON_STATE_DIR:-$ROOT/.build/mcp-python}
-VENV=$STATE/venv
-PINS=(mcp==2.3.0 mcp-types==2.3.0 httpx2==2.16.2 anyio==4.16.0 pydantic==2.14.4)
 BIN=${1:?usage: journey.sh SERVER_BINARY}
 
 log() { printf 'mcp-python: %s\n' "$*" >&2; }
@@ -23,21 +21,7 @@ die() { log "error: $*"; echo "mcp-python: FAILED ($*)"; exit 1; }
 [ -x "$BIN" ] || die "$BIN is not an executable"
 mkdir -p "$STATE"
 
-venv_ok() {
-  "$VENV/bin/python" - "${PINS[@]}" <<'PY' 2>/dev/null
-import sys
-from importlib.metadata import version
-sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in sys.argv[1:])) else 1)
-PY
-}
-if ! venv_ok; then
-  log "creating venv with ${PINS[*]}"
-  rm -rf "$VENV"
-  python3 -m venv "$VENV" >/dev/null 2>&1 || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PINS[@]}" >"$STATE/pip.log" 2>&1 \
-    || { tail -n 20 "$STATE/pip.log" >&2; rm -rf "$VENV"; die "pip install failed (see $STATE/pip.log)"; }
-  venv_ok || die "the venv lacks the pinned versions after pip install"
-fi
+PYTHON=$(OAUTH2_MCP_PYTHON_STATE_DIR=$STATE "$ROOT/Tests/MCPPython/venv.sh") || die "making the venv failed"
 
 # A CA and a certificate for 127.0.0.1 from it, made for this run: journey.py serves its client
 # metadata document with them, and the embedded provider trusts only that CA for documents.
@@ -73,4 +57,4 @@ for _ in $(seq 1 600); do  # a hang bound (60 s), not a speed requirement
 done
 [ -n "$url" ] && [ -n "$client" ] || die "the server did not start (log: $STATE/server.log)"
 log "server at $url"
-"$VENV/bin/python" "$ROOT/Tests/MCPPython/journey.py" "$url" "$client" "$TLS/server.pem" "$TLS/server.key"
+"$PYTHON" "$ROOT/Tests/MCPPython/journey.py" "$url" "$client" "$TLS/server.pem" "$TLS/server.key"

@@ -292,21 +292,20 @@ struct IdentityAssertionTests {
 
     // MARK: - A peer: the MCP Python SDK
 
-    /// The Python with the MCP SDK (`mcp` 2.3.0, as Tests/MCPPython/journey.sh pins it):
-    /// `$OAUTH2_MCP_PYTHON`, else the venv journey.sh keeps in `$OAUTH2_MCP_PYTHON_STATE_DIR`.
+    /// The Python with the MCP SDK (`mcp` 2.3.0, as Tests/MCPPython/venv.sh pins it):
+    /// `$OAUTH2_TEST_MCP_PYTHON`, which scripts/test sets.
     static let python: String? = {
-        let environment = ProcessInfo.processInfo.environment
-        let candidate = environment["OAUTH2_MCP_PYTHON"] ?? environment["OAUTH2_MCP_PYTHON_STATE_DIR"].map { $0 + "/venv/bin/python" }
+        let candidate = ProcessInfo.processInfo.environment["OAUTH2_TEST_MCP_PYTHON"]
         return candidate.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
     }()
 
     /// Without the venv the test fails (a peer journey never skips): scripts/test makes it
-    /// before `swift test` and sets `$OAUTH2_MCP_PYTHON`.
+    /// before `swift test` and sets `$OAUTH2_TEST_MCP_PYTHON`.
     @Test("the MCP Python SDK's IdentityAssertionOAuthProvider presents our identity provider's ID-JAG to our authorization server")
     func pythonSDK() async throws {
         let python = try #require(
             Self.python,
-            "set OAUTH2_MCP_PYTHON to the python of a venv with the pinned mcp (Tests/MCPPython/venv.sh makes it; scripts/test does)")
+            "set OAUTH2_TEST_MCP_PYTHON to the python that Tests/MCPPython/venv.sh prints (scripts/test does)")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("MCPPython/identity_assertion.py")
         try await Self.withBoth { idp, server in
