@@ -45,10 +45,11 @@ let package = Package(
         // sign-in and bearer checks to Hummingbird 2, and its example app; only under it does
         // SwiftPM resolve Hummingbird and its packages.
         .trait(name: "Hummingbird", description: "OAuth2Hummingbird: OAuth2Web's sign-in and bearer-token middleware for Hummingbird 2"),
-        // `MCP` (off by default) builds the example MCP server (Examples/MCPServer) on the MCP
-        // Swift SDK behind OAuth2Hummingbird; only under it does SwiftPM resolve the SDK and its
-        // packages. It needs `Hummingbird` too.
-        .trait(name: "MCP", description: "The example MCP server on the MCP Swift SDK, protected by OAuth2Hummingbird (needs Hummingbird)"),
+        // `MCP` (off by default) builds `OAuth2MCP`, the MCP Swift SDK's client fed by a
+        // TokenSession, and the example MCP server (Examples/MCPServer) on the SDK behind
+        // OAuth2Hummingbird (which needs `Hummingbird` too); only under it does SwiftPM resolve
+        // the SDK and its packages.
+        .trait(name: "MCP", description: "OAuth2MCP: the MCP Swift SDK's client with a TokenSession's tokens; with Hummingbird, the example MCP server"),
         .default(enabledTraits: ["URLSession"]),
     ],
     dependencies: [
