@@ -43,7 +43,9 @@ struct LogoutTests {
             let (before, _) = try await browser.get(app.at("/profile"))
             #expect(before.status == .ok)
 
-            let delivery = try await provider.sendBackChannelLogout(clientID: ExampleServer.embeddedClientID, subject: TestProvider.Demo.subject)
+            // The timeout is a watchdog (a busy machine), not a rule under test.
+            let delivery = try await provider.sendBackChannelLogout(
+                clientID: ExampleServer.embeddedClientID, subject: TestProvider.Demo.subject, timeout: .seconds(120))
             #expect(delivery.statusCode == 200)
             #expect(delivery.uri == app.at("/auth/backchannel-logout"))
 

@@ -81,9 +81,12 @@ struct BackChannelLogoutTests {
     func onDemand() async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
             try await Self.withRelyingParty(provider) { _, received in
-                let bySubject = try await provider.sendBackChannelLogout(clientID: TestProvider.Demo.publicClientID, subject: "user-7")
+                // A watchdog, not a rule under test: the relying party fetches the keys first, on a busy machine.
+                let bySubject = try await provider.sendBackChannelLogout(
+                    clientID: TestProvider.Demo.publicClientID, subject: "user-7", timeout: .seconds(120))
                 #expect(bySubject.statusCode == 200)
-                let bySession = try await provider.sendBackChannelLogout(clientID: TestProvider.Demo.publicClientID, sessionID: "sid-9")
+                let bySession = try await provider.sendBackChannelLogout(
+                    clientID: TestProvider.Demo.publicClientID, sessionID: "sid-9", timeout: .seconds(120))
                 #expect(bySession.statusCode == 200)
                 #expect(received.all.map(\.subject) == ["user-7", nil])
                 #expect(received.all.map(\.sessionID) == [nil, "sid-9"])
