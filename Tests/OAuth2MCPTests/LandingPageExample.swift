@@ -18,9 +18,13 @@ enum LandingPageExample {
         let found = try await ProtectedResourceDiscovery().discover(resource: mcp)
         let client = try await OAuth2Client(server: found.server, configuration: found.boundToResource(configuration))
         let store = try FileTokenStore(directory: profileDirectory)
-        let session = try await TokenSession.restore(client: client, store: store, account: found.account)
-            ?? TokenSession(client: client, tokens: try await signIn(client), store: store, account: found.account,
-                            options: TokenSession.Options(stepUp: { client, scopes in try await signIn(client, scopes) }))
+        let options = TokenSession.Options(stepUp: { client, scopes in try await signIn(client, scopes) })
+        let session: TokenSession
+        if let restored = try await TokenSession.restore(client: client, store: store, account: found.account, options: options) {
+            session = restored
+        } else {
+            session = try await TokenSession(client: client, tokens: try await signIn(client), store: store, account: found.account, options: options)
+        }
 
         let authorizer = TokenSessionAuthorizer(session: session, signIn: { client in try await signIn(client) })
         let transport = HTTPClientTransport(
