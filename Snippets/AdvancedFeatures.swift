@@ -1,5 +1,6 @@
 // Sender-constrained tokens (DPoP), pushed and signed authorization requests (PAR, JAR),
-// JWT client authentication, token exchange, the JWT bearer grant, dynamic registration.
+// JWT client authentication, token exchange, the JWT bearer grant, dynamic registration,
+// encrypted ID tokens and UserInfo answers.
 
 // snippet.hide
 import Foundation
@@ -72,6 +73,20 @@ try await store.saveRegistration(registration, issuer: registrar.issuer)   // se
 let registered = try registrar.client(for: registration)                     // ready to sign in
 let current = try await registrar.read(registration)
 try await registrar.delete(current)
+// snippet.end
+
+// snippet.encryption
+// Encrypted ID tokens and UserInfo answers (JWE): a decryption key kept in a file, its public
+// half registered (`use: enc`) with the algorithms the server encrypts with.
+let decryptionKey = try JWEDecryptionKey(contentsOf: URL(fileURLWithPath: "client-enc-key.json"))
+var sealed = ClientConfiguration(clientID: "my-app", clientSecret: secret, redirectURI: redirect, scopes: ["openid"])
+sealed.encryption = EncryptionOptions(
+    decryptionKeys: [decryptionKey],                               // the new and the old during a rotation
+    idToken: .registered(.rsaOAEP256, .a256GCM),                   // id_token_encrypted_response_alg/enc
+    userInfo: .registered(.rsaOAEP256, .a256GCM),
+    requiresEncryptedIDTokens: true)                               // a plain ID token is a downgrade
+let metadata = RegistrationMetadata(redirectURIs: [redirect], clientName: "my app")
+print(sealed.encryption?.publicKeys.jsonData.count ?? 0, metadata.clientName ?? "")   // publish or register these keys
 // snippet.end
 // snippet.hide
 _ = (response, delegated, registered, orders)

@@ -1,4 +1,5 @@
-// libFuzzer harness for the compact JWS parser and signature checks; built without
+// libFuzzer harness for the compact JOSE parsers: JWS (and its signature checks) and JWE (and
+// its decryption with RSA and EC keys, every algorithm allowed); built without
 // --sanitize=fuzzer this program does nothing.
 import Foundation
 import OAuth2
@@ -9,12 +10,23 @@ private enum Fixture {
     static let ec = try! JWSSigningKey.generate(.es256, keyID: "e").publicKey!
     static let validator = IDTokenValidator(issuer: "https://op.example", clientID: "c", allowedAlgorithms: JWSAlgorithm.asymmetric + [.hs256], clientSecret: "s")
     static let keys = JSONWebKeySet(keys: [rsa, ec])
+    static let decryptionKeys = [
+        try! JWEDecryptionKey.generate(.rsaOAEP256, keyID: "r"), try! JWEDecryptionKey.generate(.ecdhES, keyID: "e"),
+        try! JWEDecryptionKey.generate(.ecdhESA128KW, curve: "P-384"),
+    ]
+    static let everything = JWEPolicy(keyAlgorithms: JWEKeyAlgorithm.supported, contentEncryptions: JWEContentEncryption.supported)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
     do {
+        if JWE.isCompact(text) {
+            let jwe = try JWE(compact: text)
+            precondition(jwe.header["alg"]?.stringValue == jwe.keyAlgorithm.rawValue && jwe.header["zip"] == nil, "the JWE header differs")
+            _ = try jwe.decrypt(with: Fixture.decryptionKeys, policy: Fixture.everything)
+            return 0
+        }
         let jws = try JWS(compact: text)
         // The header was read in one pass; the lazily decoded dictionary must agree with it.
         let header = jws.header

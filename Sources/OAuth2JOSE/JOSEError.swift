@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why a JWS, a JWK or a JWT was refused.
+/// Why a JWS, a JWE, a JWK or a JWT was refused.
 ///
 /// In `OAuth2`, ID-token and UserInfo failures surface as an `OAuth2Error` (code
 /// `invalid_id_token` or `invalid_userinfo`) whose `underlyingError` is a `JOSEError`;
@@ -30,6 +30,9 @@ public struct JOSEError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let keyNotFound: Reason = "key_not_found"
         /// A key cannot be used (wrong size, not on the curve, private member missing…).
         public static let invalidKey: Reason = "invalid_key"
+        /// A JWE cannot be decrypted with any of the recipient's keys (wrong key, forged or
+        /// altered content): one reason for every cause, so that failures leak nothing.
+        public static let decryptionFailed: Reason = "decryption_failed"
         /// The signature does not verify.
         public static let signatureInvalid: Reason = "signature_invalid"
         /// `iss` is missing or is not the issuer.

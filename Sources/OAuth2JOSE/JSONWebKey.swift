@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The key is decoded once, when the set is parsed, so that verifying a signature costs
 /// only the signature check.
-public struct JSONWebKey: Sendable, CustomStringConvertible {
+public struct JSONWebKey: Sendable, Hashable, CustomStringConvertible {
     /// `kty`: `RSA`, `EC` or `OKP`.
     public var keyType: String { storage.keyType }
     /// `crv` for EC and OKP keys.
@@ -193,6 +193,12 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
 
     /// The JWK as a JSON object (public members only).
     public var jsonObject: [String: JSONValue] { members }
+
+    /// Two keys are equal when their public members are.
+    public static func == (lhs: JSONWebKey, rhs: JSONWebKey) -> Bool { lhs.members == rhs.members }
+
+    /// Hashes the public members.
+    public func hash(into hasher: inout Hasher) { hasher.combine(members) }
 
     /// Type, curve and id; never key material.
     public var description: String {

@@ -59,6 +59,28 @@ extension TestProvider {
         /// `sid`); ``TestProvider/sendBackChannelLogout(clientID:subject:sessionID:timeout:)``
         /// sends one on demand. Only `http` URIs can be reached.
         public var backChannelLogoutURI: URL?
+        /// Encrypt the client's ID tokens (signed, then encrypted: a nested JWT with `cty`
+        /// `JWT`) to a public key of the client, as a server does for a client that
+        /// registered `id_token_encrypted_response_alg`; `nil` (the default) sends them
+        /// signed only.
+        public var idTokenEncryption: IDTokenEncryption?
+
+        /// How a client's ID tokens are encrypted.
+        public struct IDTokenEncryption: Sendable, Hashable {
+            /// The client's public encryption key (`use: enc`), e.g. ``JWEDecryptionKey/publicKey``.
+            public var key: JSONWebKey
+            /// `id_token_encrypted_response_alg`.
+            public var algorithm: JWEKeyAlgorithm
+            /// `id_token_encrypted_response_enc`.
+            public var encryption: JWEContentEncryption
+
+            /// Creates the settings; `A128CBC-HS256` is OpenID Connect's default `enc`.
+            public init(key: JSONWebKey, algorithm: JWEKeyAlgorithm, encryption: JWEContentEncryption = .a128CBCHS256) {
+                self.key = key
+                self.algorithm = algorithm
+                self.encryption = encryption
+            }
+        }
 
         /// `true` when the client has no secret.
         public var isPublic: Bool { secret == nil }

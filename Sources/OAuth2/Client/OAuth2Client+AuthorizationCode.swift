@@ -45,9 +45,8 @@ extension OAuth2Client {
             throw OAuth2Error(.invalidIDToken, source: .client, message: "The token response to an OpenID Connect request has no ID token.",
                 underlyingError: JOSEError(.malformed, "missing id_token"))
         }
-        try await validateIDToken(
+        return try await validatingIDToken(
             in: tokens,
             expecting: IDTokenValidator.Expectations(nonce: request.nonce, maxAge: request.maxAge, accessToken: tokens.accessToken, authorizationCode: response.code))
-        return tokens
     }
 }

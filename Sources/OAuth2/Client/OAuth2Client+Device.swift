@@ -166,8 +166,7 @@ extension OAuth2Client {
             return .tokens(tokens)
         }
         guard case .tokens(let tokens) = attempt else { return attempt }
-        try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
-        return .tokens(tokens)
+        return .tokens(try await validatingIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken)))
     }
 
     /// Sleeps on `clock`, turning cancellation into ``OAuth2Error/Code/cancelled``.

@@ -53,7 +53,7 @@ extension OAuth2Client {
                 .invalidConfiguration, "The implicit grant is off: set ClientConfiguration.allowsImplicitGrant to use it (RFC 9700 advises against it).")
         }
         let response = try ImplicitAuthorizationResponse(callbackURL: callbackURL, request: request, receivedAt: now(), quirks: configuration.quirks)
-        let tokens = response.tokens
+        var tokens = response.tokens
         try checkBinding(of: tokens, statusCode: 200)
         if let idToken = tokens.idToken {
             // A front-channel ID token is bound to this request only by its nonce.
@@ -62,10 +62,11 @@ extension OAuth2Client {
                     .invalidIDToken, source: .client, message: "An ID token came in the fragment of a request without a nonce: it cannot be tied to this sign-in.",
                     underlyingError: JOSEError(.nonceMismatch, "no nonce sent"))
             }
-            _ = try await validateIDToken(
+            try requireEncryptionIfConfigured(idToken)
+            tokens.idToken = try await validateIDToken(
                 idToken,
                 expecting: IDTokenValidator.Expectations(
-                    nonce: nonce, maxAge: request.maxAge, accessToken: tokens.accessToken, requiresAccessTokenHash: true))
+                    nonce: nonce, maxAge: request.maxAge, accessToken: tokens.accessToken, requiresAccessTokenHash: true)).compact
         }
         return tokens
     }

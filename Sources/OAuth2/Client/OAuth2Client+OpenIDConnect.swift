@@ -6,7 +6,9 @@ extension OAuth2Client {
     ///
     /// The JWK set comes from the cache; when the token names a key the cached set lacks
     /// (the provider rotated its keys), the set is fetched again once (rate-limited) before
-    /// the token is refused.
+    /// the token is refused. An encrypted ID token (a JWE) is first decrypted with
+    /// ``ClientConfiguration/encryption``'s keys; the signed ID token inside is then checked
+    /// as any other, and is the returned ``IDToken/compact``.
     ///
     /// - Throws: ``OAuth2Error/Code/invalidIDToken`` with the `JOSEError` as
     ///   ``OAuth2Error/underlyingError``; transport errors from fetching the JWK set.
@@ -14,11 +16,12 @@ extension OAuth2Client {
         let validator = idTokenValidator
         let current = now()
         do {
-            let jws = try JWS(compact: compact)
+            let (signed, _) = try decryptedIfEncrypted(compact, policy: \.idToken, what: "ID token")
+            let jws = try JWS(compact: signed)
             try await verifySignature(jws, validator: validator, now: current)
             let claims = try IDTokenClaims(payload: jws.payloadBytes)
             try validator.check(claims, algorithm: jws.algorithm, expecting: expectations, now: current)
-            return IDToken(compact: compact, jws: jws, claims: claims)
+            return IDToken(compact: signed, jws: jws, claims: claims)
         } catch let error as JOSEError {
             logger.debug("ID token refused: \(error.reason)")
             throw OAuth2Error(.invalidIDToken, source: .client, message: "The ID token was refused: \(error.message)", underlyingError: error)
@@ -43,10 +46,23 @@ extension OAuth2Client {
         if let failure { throw failure }
     }
 
-    /// Validates the ID token of a token response, if it has one.
-    func validateIDToken(in tokens: TokenSet, expecting expectations: IDTokenValidator.Expectations) async throws {
-        guard let idToken = tokens.idToken else { return }
-        _ = try await validateIDToken(idToken, expecting: expectations)
+    /// Validates the ID token of a token response, if it has one; returns the tokens with
+    /// the signed ID token in place of an encrypted one.
+    func validatingIDToken(in tokens: TokenSet, expecting expectations: IDTokenValidator.Expectations) async throws -> TokenSet {
+        guard let idToken = tokens.idToken else { return tokens }
+        try requireEncryptionIfConfigured(idToken)
+        var tokens = tokens
+        tokens.idToken = try await validateIDToken(idToken, expecting: expectations).compact
+        return tokens
+    }
+
+    /// With ``EncryptionOptions/requiresEncryptedIDTokens``, refuses an ID token the server
+    /// sent unencrypted (a downgrade). A signed ID token the client kept is not checked
+    /// here: ``validateIDToken(_:expecting:)`` accepts it again.
+    func requireEncryptionIfConfigured(_ idToken: String) throws {
+        guard configuration.encryption?.requiresEncryptedIDTokens == true, !JWE.isCompact(idToken) else { return }
+        let error = JOSEError(.algorithmNotAllowed, "The ID token is not encrypted, but this client requires encrypted ID tokens.")
+        throw OAuth2Error(.invalidIDToken, source: .client, message: "The ID token was refused: \(error.message)", underlyingError: error)
     }
 
     /// GETs a JWK set.
@@ -76,6 +92,9 @@ public struct UserInfo: StandardClaims, Sendable, Hashable {
     public let subject: String
     /// `true` when the response was a signed JWT (verified).
     public let isSigned: Bool
+    /// `true` when the response was encrypted (a JWE, decrypted with
+    /// ``ClientConfiguration/encryption``'s keys).
+    public let isEncrypted: Bool
 }
 
 extension OAuth2Client {
@@ -107,7 +126,9 @@ extension OAuth2Client {
     public func userInfo(accessToken: String, tokenType: TokenType = .bearer, expectedSubject: String?) async throws -> UserInfo {
         let url = try endpoint(metadata.userInfoEndpoint, "userinfo endpoint")
         var request = try HTTPRequest.make(method: .get, url: url)
-        request.headerFields[.accept] = "application/json, application/jwt"
+        // A client that registered encrypted answers asks for a JWT only: some servers
+        // (Glewlwyd) answer JSON to anything else.
+        request.headerFields[.accept] = configuration.encryption == nil ? "application/json, application/jwt" : "application/jwt"
         let (response, body) = try await send(request, body: nil, accessToken: accessToken, tokenType: tokenType, kind: .userInfo)
         let contentType = response.headerFields[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard response.status.kind == .successful else {
@@ -116,10 +137,19 @@ extension OAuth2Client {
                 ?? OAuth2Error(.httpError, source: .server, message: "The UserInfo request failed.", statusCode: response.status.code)
         }
         do {
-            let claims: [String: JSONValue]
-            let signed = contentType == "application/jwt"
-            if signed {
-                claims = try await verifiedUserInfoClaims(String(decoding: body, as: UTF8.self))
+            var claims: [String: JSONValue]
+            var signed = false, encrypted = false
+            if contentType == "application/jwt" {
+                // Signed, encrypted, or signed then encrypted (OIDC Core §5.3.2).
+                let (text, wasEncrypted) = try decryptedIfEncrypted(
+                    String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), policy: \.userInfo, what: "UserInfo response")
+                encrypted = wasEncrypted
+                if wasEncrypted, text.first == "{" {
+                    claims = try JOSEJSON.object(Data(text.utf8), what: "UserInfo response")
+                } else {
+                    claims = try await verifiedUserInfoClaims(text)
+                    signed = true
+                }
             } else {
                 claims = try JOSEJSON.object(body, what: "UserInfo response")
             }
@@ -129,7 +159,7 @@ extension OAuth2Client {
             if let expectedSubject, subject != expectedSubject {
                 throw JOSEError(.subjectMismatch, "The UserInfo response is about another subject than the ID token.")
             }
-            return UserInfo(claims: claims, subject: subject, isSigned: signed)
+            return UserInfo(claims: claims, subject: subject, isSigned: signed, isEncrypted: encrypted)
         } catch let error as JOSEError {
             throw OAuth2Error(.invalidUserInfo, source: .client, message: "The UserInfo response was refused: \(error.message)", underlyingError: error)
         }

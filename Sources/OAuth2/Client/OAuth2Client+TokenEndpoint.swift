@@ -33,8 +33,7 @@ extension OAuth2Client {
     public func requestToken(_ grant: Grant, requestedScopes: [String]? = nil) async throws -> TokenSet {
         if grant.type == Grant.refreshTokenType { return try await sendRefresh(grant, requestedScopes: requestedScopes) }
         let tokens = try await sendGrant(grant, requestedScopes: requestedScopes)
-        try await validateIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
-        return tokens
+        return try await validatingIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken))
     }
 
     /// The one refresh path: ``requestToken(_:requestedScopes:)`` with a `refresh_token`
@@ -54,7 +53,7 @@ extension OAuth2Client {
             throw refused
         }
         // OIDC Core §12.2: a new ID token names the same issuer and subject as the first.
-        try await validateIDToken(
+        refreshed = try await validatingIDToken(
             in: refreshed,
             expecting: IDTokenValidator.Expectations(accessToken: refreshed.accessToken, previous: grant.previousIDTokenClaims))
         // RFC 6749 §6: without a new refresh token, the one sent stays valid.

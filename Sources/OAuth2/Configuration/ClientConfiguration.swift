@@ -57,6 +57,9 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// referrers) and cannot be sender-constrained or refreshed. See
     /// ``OAuth2Client/implicitAuthorizationRequest(_:options:)``.
     public var allowsImplicitGrant = false
+    /// Encrypted ID tokens and UserInfo answers (JWE): the client's decryption keys and the
+    /// algorithms it accepts. `nil` (the default) refuses encrypted answers.
+    public var encryption: EncryptionOptions? = nil
 
     /// Creates a configuration.
     public init(
@@ -143,6 +146,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if usePushedAuthorizationRequests { parts.append("pushedAuthorizationRequests: true") }
         if requestObject != nil { parts.append("requestObject: signed") }
         if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
+        if let encryption { parts.append("encryption: \(encryption.decryptionKeys.count) key(s) \(Redactor.placeholder)") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }
 }

@@ -257,12 +257,16 @@ extension ProviderCore {
         if !scopes.isEmpty { response["scope"] = .string(scopes.joined(separator: " ")) }
         if scopes.contains("openid"), let user = state.user(named: grant.username) {
             do {
-                response["id_token"] = .string(
-                    try idToken(
-                        for: user, grant: grant, clientID: client.id, scopes: scopes, nonce: nonce, accessToken: accessToken,
-                        key: state.signingKey, lifetime: lifetimes.idToken, now: now))
+                var token = try idToken(
+                    for: user, grant: grant, clientID: client.id, scopes: scopes, nonce: nonce, accessToken: accessToken,
+                    key: state.signingKey, lifetime: lifetimes.idToken, now: now)
+                if let encryption = client.idTokenEncryption {
+                    token = try JWE.encrypt(
+                        Data(token.utf8), to: encryption.key, algorithm: encryption.algorithm, encryption: encryption.encryption, contentType: "JWT")
+                }
+                response["id_token"] = .string(token)
             } catch {
-                return .oauthError("server_error", "The ID token could not be signed.", status: .internalServerError)
+                return .oauthError("server_error", "The ID token could not be signed or encrypted.", status: .internalServerError)
             }
         }
         state.accessTokens[accessToken] = AccessTokenRecord(

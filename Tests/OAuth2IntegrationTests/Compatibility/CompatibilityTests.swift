@@ -151,6 +151,30 @@ struct Journey {
             let answer = try await client.exchangeToken(
                 TokenExchangeRequest(subject: .init(subject.accessToken, type: .accessToken), audiences: ["https://backend.example.test"]))
             #expect(answer.issuedTokenType == .accessToken)
+        case .encryptedIDTokens:
+            // A client with this run's encryption key needs the server's admin side: only
+            // Glewlwyd's is scripted. Another server advertising encryption fails here, loudly.
+            guard server == .glewlwyd else {
+                Issue.record("no journey for encrypted ID tokens at \(server) yet")
+                return
+            }
+            let key = try JWEDecryptionKey.generate(.rsaOAEP256, keyID: "enc-compatibility")
+            let registered = EncryptedAnswersAgainstGlewlwydTests.RegisteredClient()
+            try await registered.register(key: key, algorithm: .rsaOAEP256, encryption: .a128CBCHS256)
+            do {
+                var configuration = ClientConfiguration(
+                    clientID: registered.id, clientSecret: registered.secret, redirectURI: Server.redirectURI, scopes: ["openid", "read"])
+                configuration.encryption = EncryptionOptions(decryptionKeys: [key], requiresEncryptedIDTokens: true)
+                let client = try await Server.glewlwyd.client(configuration)
+                let request = try await client.startAuthorization()
+                let tokens = try await client.completeAuthorization(
+                    callbackURL: try await Server.glewlwyd.authorize(request, clientID: registered.id), request: request)
+                #expect(tokens.idTokenClaims?.subject.isEmpty == false, "the encrypted ID token, decrypted and verified")
+            } catch {
+                await registered.remove()
+                throw error
+            }
+            await registered.remove()
         }
     }
 
@@ -183,7 +207,7 @@ struct Journey {
                 }
             }
             #expect(error?.source == .server, "the server's own refusal, typed: \(String(describing: error))")
-        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication:
+        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens:
             // Nothing of the client's to refuse: the evidence (metadata) is the record.
             break
         }

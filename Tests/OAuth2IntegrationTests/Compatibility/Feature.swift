@@ -19,6 +19,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case jwtClientAuthentication = "jwt-client-auth"
     case registration
     case tokenExchange = "token-exchange"
+    case encryptedIDTokens = "encrypted-id-tokens"
 
     var description: String { rawValue }
 
@@ -40,6 +41,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .jwtClientAuthentication: "JWT client auth"
         case .registration: "Registration"
         case .tokenExchange: "Token exchange"
+        case .encryptedIDTokens: "Encrypted ID tokens"
         }
     }
 
@@ -76,6 +78,10 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return grants.contains("urn:ietf:params:oauth:grant-type:token-exchange")
                 ? .offered("the token-exchange grant in grant_types_supported")
                 : .notOffered("no token-exchange grant in grant_types_supported")
+        case .encryptedIDTokens:
+            return metadata.idTokenEncryptionAlgValuesSupported?.isEmpty == false
+                ? .offered("id_token_encryption_alg_values_supported in its metadata")
+                : .notOffered("no id_token_encryption_alg_values_supported in its metadata")
         }
     }
 }
