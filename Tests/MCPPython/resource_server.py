@@ -3,17 +3,21 @@ resource whose tokens Glewlwyd issues: what our client signs into from the serve
 
   resource_server.py
 
-Environment (all required):
+Environment:
   MCP_RS_ISSUER               Glewlwyd's issuer, the one authorization server the metadata lists
   MCP_RS_INTROSPECTION_URL    Glewlwyd's introspection endpoint (RFC 7662)
   MCP_RS_INTROSPECTION_ID     the client the server introspects as (HTTP Basic)
   MCP_RS_INTROSPECTION_SECRET its secret
-  MCP_RS_AUDIENCE             the audience a token must name (RFC 8707 / RFC 9068 `aud`)
+  MCP_RS_AUDIENCE             optional: the audience a token must name (RFC 8707 / RFC 9068
+                              `aud`); by default the server's own URL, its resource identifier
 
 The SDK's parts: `AuthSettings` (issuer_url, resource_server_url, required_scopes) makes the
 protected resource metadata (RFC 9728) and the 401 challenge naming it; `token_verifier=` is
 `GlewlwydIntrospection`, which asks Glewlwyd about each token and refuses one that is not
-active, not for `MCP_RS_AUDIENCE`, or without a scope. The SDK checks one scope list for the
+active, whose `aud` does not name the audience, or without a scope; it reports the audience as
+the token's `resource`, and `validate_token_resource=True` has the SDK's bearer middleware
+refuse, again, a token whose resource is not `resource_server_url` (when the audience is the
+server's URL). The SDK checks one scope list for the
 whole server: the tool `profile` needs `g_profile` as well, and `ToolScopes` answers a call to
 it with 403 `insufficient_scope` naming the scopes (RFC 6750 §3.1), the MCP step-up challenge.
 
@@ -39,9 +43,10 @@ TOOL_SCOPES = {"profile": ["read", "g_profile"]}  # a tool needing more than the
 
 
 class GlewlwydIntrospection(TokenVerifier):
-    """RFC 7662 at Glewlwyd. Glewlwyd answers a client only about tokens issued to that client
-    (its introspection-revocation-allow-target-client), so the server introspects as the client
-    it serves; any other token is `active: false`."""
+    """RFC 7662 at Glewlwyd, as a confidential client (HTTP Basic). Glewlwyd's instance oidc-mcp
+    answers such a client about every token it issued (it has an introspection scope configured,
+    glewlwyd.sh seed_mcp_peers), so the tokens of clients registered at run time are seen; a
+    token of another instance or issuer is `active: false`."""
 
     def __init__(self, endpoint: str, client_id: str, secret: str, audience: str):
         self.endpoint, self.auth, self.audience = endpoint, (client_id, secret), audience
@@ -132,15 +137,17 @@ def main() -> None:
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     url = base + "/mcp"
 
+    audience = env.get("MCP_RS_AUDIENCE") or url
     server = MCPServer(
         "orders",
         token_verifier=GlewlwydIntrospection(
             env["MCP_RS_INTROSPECTION_URL"], env["MCP_RS_INTROSPECTION_ID"], env["MCP_RS_INTROSPECTION_SECRET"],
-            env["MCP_RS_AUDIENCE"]),
+            audience),
         auth=AuthSettings(
             issuer_url=issuer, resource_server_url=url, required_scopes=REQUIRED,
-            # The verifier checks the audience itself (Glewlwyd's aud, see above).
-            validate_token_resource=False),
+            # The verifier checks the audience (Glewlwyd's aud, see above); bound to the
+            # server's URL, the SDK checks the resource the verifier reports as well.
+            validate_token_resource=audience == url),
     )
 
     @server.tool()

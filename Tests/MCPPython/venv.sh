@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The venv of the official MCP Python SDK (`mcp` from PyPI at a pinned version, and the versions
-# it resolved to), shared by every MCP Python peer: journey.sh (the SDK's client against the
-# example MCP server), resource.sh (the SDK's server as a protected resource) and
+# it resolved to), shared by every MCP Python peer: journey.sh and journey-glewlwyd.sh (the
+# SDK's client against the example MCP server, with its embedded provider or Glewlwyd), resource.sh (the SDK's server as a protected resource) and
 # identity_assertion.py (SEP-990). Kept while it has exactly these pins; prints its python.
 #   Tests/MCPPython/venv.sh
 # Environment: OAUTH2_MCP_PYTHON_STATE_DIR  where the venv lives (default .build/mcp-python)

@@ -8,18 +8,31 @@ extension Integration {
     /// The official MCP Python SDK's server side (mcp 2.3.0: `MCPServer` with `AuthSettings`
     /// and a `TokenVerifier`, Tests/MCPPython/resource_server.py) as the resource our client
     /// signs into from its URL alone, as the article "Calling an MCP server" shows: the `401`
-    /// and its `resource_metadata`, the SDK's protected resource metadata, Glewlwyd as its
-    /// authorization server, a sign-in with PKCE and `resource`, tools over streamable HTTP,
-    /// and a step-up on `403 insufficient_scope`. The server asks Glewlwyd about each token
-    /// (RFC 7662) as the confidential client `code-conf`: Glewlwyd answers a client only about
-    /// its own tokens.
+    /// and its `resource_metadata`, the SDK's protected resource metadata, Glewlwyd (its OIDC
+    /// instance oidc-mcp) as its authorization server, dynamic registration there, a sign-in
+    /// with PKCE and `resource`, tools over streamable HTTP, and a step-up on
+    /// `403 insufficient_scope`. The token is bound to the server's URL: Glewlwyd names it as
+    /// the token's `aud` because the client registered it as a resource of its own
+    /// (Glewlwyd's `resource` registration member and resource-client-property; the port is
+    /// picked per run), and the server's verifier asks Glewlwyd about each token (RFC 7662) and
+    /// refuses one whose `aud` is not its URL.
     ///
     /// Needs `OAUTH2_TEST_MCP_PYTHON`, the python of the pinned venv
-    /// (`Tests/MCPPython/resource.sh python`); without it the tests fail, they do not skip.
-    /// Each passing check appends `mcp python-server <check>` to `$OAUTH2_INTEGRATION_LOG`.
+    /// (`Tests/MCPPython/resource.sh python`), and Glewlwyd's instance oidc-mcp
+    /// (`OAUTH2_TEST_GLEWLWYD_MCP_*`, scripts/test-servers/glewlwyd.sh seed_mcp_peers);
+    /// without them the tests fail, they do not skip. Each passing check appends
+    /// `mcp python-server <check>` to `$OAUTH2_INTEGRATION_LOG`.
     @Suite struct MCPPythonResourceServer {
-        /// The API Glewlwyd issues tokens of scope `read` for (its `resource-scope`).
+        /// The API Glewlwyd issues tokens of scope `read` for (its `resource-scope`): another
+        /// resource than the server.
         static let glewlwydResource = Server.env("OAUTH2_TEST_GLEWLWYD_RESOURCE", "https://api.example.test/orders")
+        /// Glewlwyd's OIDC instance of the MCP peers.
+        static var issuer: URL { URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_MCP_ISSUER", "http://127.0.0.1:4593/api/oidc-mcp"))! }
+        /// The client the server introspects as.
+        static var introspectionClient: (id: String, secret: String) {
+            (Server.env("OAUTH2_TEST_GLEWLWYD_MCP_RS_ID", "mcp-resource-server"),
+             Server.env("OAUTH2_TEST_GLEWLWYD_MCP_RS_SECRET", "mcp-resource-server-secret"))
+        }
 
         static func passed(_ check: String) {
             IntegrationLog.append("mcp python-server", test: check)
@@ -45,25 +58,25 @@ extension Integration {
             }
         }
 
-        /// Starts resource_server.py trusting Glewlwyd for tokens whose audience is `audience`,
+        /// Starts resource_server.py trusting Glewlwyd for tokens whose audience is its own URL,
         /// and waits (a hang bound, not a speed requirement) for its `LISTENING <url>` line.
-        static func start(audience: String = glewlwydResource) async throws -> RunningServer {
+        static func start() async throws -> RunningServer {
             let python = try #require(
                 Server.environment["OAUTH2_TEST_MCP_PYTHON"].flatMap { $0.isEmpty ? nil : $0 },
                 "OAUTH2_TEST_MCP_PYTHON is not set: Tests/MCPPython/resource.sh python prints it (scripts/test sets it)")
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("MCPPython/resource_server.py")
-            let issuer = Server.glewlwyd.issuer.absoluteString
-            let conf = Server.glewlwyd.confidential()
+            let issuer = Self.issuer.absoluteString
+            let introspection = Self.introspectionClient
             let process = Process()
             process.executableURL = URL(fileURLWithPath: python)
             process.arguments = [script.path]
             var environment = ProcessInfo.processInfo.environment
             environment["MCP_RS_ISSUER"] = issuer
             environment["MCP_RS_INTROSPECTION_URL"] = issuer + "/introspect"
-            environment["MCP_RS_INTROSPECTION_ID"] = conf.clientID
-            environment["MCP_RS_INTROSPECTION_SECRET"] = conf.clientSecret ?? ""
-            environment["MCP_RS_AUDIENCE"] = audience
+            environment["MCP_RS_INTROSPECTION_ID"] = introspection.id
+            environment["MCP_RS_INTROSPECTION_SECRET"] = introspection.secret
+            environment["MCP_RS_AUDIENCE"] = nil  // its own URL
             process.environment = environment
             let output = Pipe()
             process.standardOutput = output
@@ -135,10 +148,28 @@ extension Integration {
             return try await client.completeAuthorization(callbackURL: callback, request: request)
         }
 
+        /// What the article's client does from `found` at Glewlwyd: registers a client
+        /// dynamically (RFC 7591) whose `resource` member (Glewlwyd's) lists the resource, and
+        /// binds it to the resource. Confidential (client_secret_basic): Glewlwyd 2.7.5 stores a
+        /// client registered with `none` as confidential without a secret.
+        static func registeredClient(for found: DiscoveredResource, environment: HTTPEnvironment) async throws -> OAuth2Client {
+            var metadata = found.registrationMetadata(redirectURI: Server.redirectURI, clientName: "swift-oauth2 MCP integration")
+            metadata.tokenEndpointAuthMethod = .clientSecretBasic
+            metadata.additionalMembers["resource"] = .array([.string(found.resource.absoluteString)])
+            let registration = try await ClientRegistrar(server: found.server, environment: environment).register(metadata)
+            let configuration = found.boundToResource(
+                ClientConfiguration(clientID: registration.clientID, clientSecret: registration.clientSecret, redirectURI: Server.redirectURI, scopes: []))
+            return try await OAuth2Client(server: found.server, configuration: configuration, environment: environment)
+        }
+
+        static func environment() -> HTTPEnvironment {
+            HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache())
+        }
+
         @Test func fromItsURLAloneToAToolAndAStepUp() async throws {
             let server = try await Self.start()
             defer { server.stop() }
-            let environment = HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache())
+            let environment = Self.environment()
 
             // The SDK's RequireAuthMiddleware: 401 with resource_metadata, no token sent.
             let (probe, _) = try await URLSessionTransport.shared.send(HTTPRequest(method: .get, url: server.url), body: nil)
@@ -151,8 +182,8 @@ extension Integration {
             let found = try await ProtectedResourceDiscovery(environment: environment).discover(resource: server.url)
             #expect(found.resource == server.url)
             #expect(found.metadataURL.path == "/.well-known/oauth-protected-resource/mcp", "the SDK's path-inserted place (RFC 9728 §3.1)")
-            #expect(found.issuer == Server.glewlwyd.issuer)
-            #expect(found.authorizationServer.issuer == Server.glewlwyd.issuer.absoluteString)
+            #expect(found.issuer == Self.issuer)
+            #expect(found.authorizationServer.issuer == Self.issuer.absoluteString)
             #expect(found.scopes == ["read"], "the SDK lists its required_scopes as scopes_supported")
             Self.passed("discovery")
 
@@ -166,26 +197,19 @@ extension Integration {
                     == .dynamicRegistration)
             Self.passed("client-identity")
 
-            // Bound to the resource as discovered, the sign-in asks Glewlwyd for a token for
-            // the MCP server's own URL, and Glewlwyd 2.7.5 refuses it: it issues tokens only for
-            // the resources its configuration lists for a scope, compared exactly
-            // (protocol_oidc.c verify_resource), and a server on a port picked per run cannot be
-            // listed beforehand.
-            let bound = found.boundToResource(conf)
-            #expect(bound.scopes == ["read"])
-            let boundClient = try await OAuth2Client(server: found.server, configuration: bound, environment: environment)
-            let refused = await #expect(throws: OAuth2Error.self) { _ = try await Self.signIn(boundClient) }
+            // A client that never listed the server's URL (the seeded code-conf) asks for a
+            // token for it, and Glewlwyd refuses: it issues tokens only for resources its
+            // configuration lists for a scope or the client lists (protocol_oidc.c verify_resource).
+            let unlisted = try await OAuth2Client(server: found.server, configuration: found.boundToResource(conf), environment: environment)
+            let refused = await #expect(throws: OAuth2Error.self) { _ = try await Self.signIn(unlisted) }
             #expect(refused?.code == .invalidTarget, "Glewlwyd: invalid_target (RFC 8707 §2)")
             Self.passed("glewlwyd-refuses-unlisted-resource")
 
-            // So the server trusts the API identifier Glewlwyd lists (its verifier's audience),
-            // and the client names that one as its resource indicator; everything else is the
-            // article's.
-            var configuration = bound
-            for kind in [RequestKind.authorization, .token, .deviceAuthorization] {
-                configuration.additionalParameters[kind, default: [:]]["resource"] = Self.glewlwydResource
-            }
-            let client = try await OAuth2Client(server: found.server, configuration: configuration, environment: environment)
+            // Registered dynamically with the server's URL as its resource, the client signs in
+            // for that resource: the token names it.
+            let client = try await Self.registeredClient(for: found, environment: environment)
+            #expect(client.configuration.additionalParameters[.authorization]?["resource"] == server.url.absoluteString)
+            Self.passed("registers-dynamically-for-the-resource")
             let tokens = try await Self.signIn(client)
             #expect(tokens.scopes?.contains("read") == true)
             #expect(tokens.scopes?.contains("g_profile") != true)
@@ -221,22 +245,42 @@ extension Integration {
         @Test func tokensNotForTheServerAreRefused() async throws {
             let server = try await Self.start()
             defer { server.stop() }
+            let other = try await Self.start()
+            defer { other.stop() }
+            let environment = Self.environment()
 
-            // The served client's token without a resource indicator: Glewlwyd's aud is then the
-            // scope list, not the API; active at Glewlwyd, refused by the verifier.
-            let password = try await Server.glewlwyd.client(Server.glewlwyd.passwordClient())
-                .password(username: Server.username, password: Server.password)
-            var other = MCP(url: server.url, send: Self.bearer(password.accessToken))
-            #expect(try await other.initialize().status == .unauthorized)
+            // A token Glewlwyd bound to the other server's URL (its own client, registered for
+            // it): accepted there, refused here (the verifier: aud is not this server's URL).
+            let foundOther = try await ProtectedResourceDiscovery(environment: environment).discover(resource: other.url)
+            let tokens = try await Self.signIn(try await Self.registeredClient(for: foundOther, environment: environment))
+            var there = MCP(url: other.url, send: Self.bearer(tokens.accessToken))
+            #expect(try await there.initialize().status == .ok, "the token's own server accepts it")
+            var here = MCP(url: server.url, send: Self.bearer(tokens.accessToken))
+            #expect(try await here.initialize().status == .unauthorized)
+            Self.passed("refuses-token-for-another-mcp-server")
+
+            // A token of the same instance for another resource, the API Glewlwyd lists for the
+            // scope read: active, refused.
+            let api = try await OAuth2Client(
+                server: .issuer(Self.issuer), configuration: Server.glewlwyd.clientCredentials(), environment: environment)
+            let forAPI = try await api.requestToken(
+                Grant(type: "client_credentials", parameters: [("scope", "read"), ("resource", Self.glewlwydResource)], requestedScopes: ["read"]))
+            var apiMCP = MCP(url: server.url, send: Self.bearer(forAPI.accessToken))
+            #expect(try await apiMCP.initialize().status == .unauthorized)
             Self.passed("refuses-other-audience")
 
-            // A token for the API but of another client (cc): Glewlwyd tells the server's client
-            // nothing about it (active: false).
-            let foreign = try await Server.glewlwyd.client(Server.glewlwyd.clientCredentials())
-                .requestToken(Grant(type: "client_credentials", parameters: [("scope", "read"), ("resource", Self.glewlwydResource)], requestedScopes: ["read"]))
-            var foreignMCP = MCP(url: server.url, send: Self.bearer(foreign.accessToken))
-            #expect(try await foreignMCP.initialize().status == .unauthorized)
-            Self.passed("refuses-other-client")
+            // A token without a resource indicator: Glewlwyd's aud is then the scope list.
+            let plain = try await api.requestToken(Grant(type: "client_credentials", parameters: [("scope", "read")], requestedScopes: ["read"]))
+            var plainMCP = MCP(url: server.url, send: Self.bearer(plain.accessToken))
+            #expect(try await plainMCP.initialize().status == .unauthorized)
+            Self.passed("refuses-token-without-resource")
+
+            // A token of Glewlwyd's other instance (another issuer): unknown to this one.
+            let password = try await Server.glewlwyd.client(Server.glewlwyd.passwordClient())
+                .password(username: Server.username, password: Server.password)
+            var foreign = MCP(url: server.url, send: Self.bearer(password.accessToken))
+            #expect(try await foreign.initialize().status == .unauthorized)
+            Self.passed("refuses-other-issuer")
 
             // A token Glewlwyd never issued.
             var madeUp = MCP(url: server.url, send: Self.bearer("madeUp" + UUID().uuidString))
@@ -254,7 +298,7 @@ extension Integration {
             components.host = "localhost"
             let aliased = try #require(components.url)
             let error = await #expect(throws: OAuth2Error.self) {
-                _ = try await ProtectedResourceDiscovery(environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
+                _ = try await ProtectedResourceDiscovery(environment: Self.environment())
                     .discover(resource: aliased, unauthorizedResponse: nil)
             }
             #expect(error?.code == .resourceMismatch)

@@ -8,7 +8,8 @@
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
 # JWT-authenticating clients, the implicit-grant client implicit-public, the web example app's
-# client webapp/webapp-secret and the oidc-nonce, oidc-par, oidc-reg and oidc-short instances.
+# client webapp/webapp-secret, the oidc-nonce, oidc-par, oidc-reg and oidc-short instances, and
+# (seed_mcp_peers) the MCP peers' instance oidc-mcp, its user erin and client mcp-resource-server.
 # Tokens of scope read may be asked for the API $GLEWLWYD_RESOURCE (RFC 8707 `resource`).
 # Serves its own login page ($B/login.html, where the authorization endpoint sends a browser)
 # from a copy of the webapp. State: $STATE/glewlwyd.
@@ -150,6 +151,37 @@ seed_extras() {
       scope:["openid","g_profile","read"], token_endpoint_auth_method:["private_key_jwt"], jwks:$jwks[0]}')"
   exists "/client/$IMPLICIT_ID" || client "$IMPLICIT_ID" "" false '["token","id_token"]'
   exists "/client/$WEBAPP_ID" || webapp_client
+  seed_mcp_peers
+}
+
+# The MCP peers of issue 27 (Tests/MCPPython): additive and idempotent, like seed_extras.
+# - scopes mcp:read and mcp:write (the example MCP server's tools) and the user $MCP_USER
+#   holding them (with openid), so that no other test's user changes;
+# - OIDC instance oidc-mcp ($GLEWLWYD_MCP_ISSUER): open dynamic registration where a client
+#   may register `resource` (register-resource-specify-allowed), and a token may name any
+#   resource its client's `resource` property lists (resource-client-property; ORed with the
+#   recipe's resource-scope, protocol_oidc.c verify_resource): an MCP server's URL, whose port
+#   is picked per run, is listed by the client registered for it in that run. With an
+#   introspection scope configured (introspection-revocation-auth-scope), Glewlwyd 2.7.5
+#   answers a client authenticating with HTTP Basic about every token of the instance, not
+#   only its own (get_client_id_for_introspection): how a resource server introspects tokens
+#   issued to clients registered at run time;
+# - client $MCP_RS_ID: the confidential client those resource servers introspect as.
+seed_mcp_peers() {
+  local scope
+  for scope in mcp:read mcp:write; do
+    exists "/scope/$scope" || api POST /scope/ "$(jq -n --arg s "$scope" \
+      '{name:$s, display_name:$s, description:$s, password_required:false, scheme:{}}')"
+  done
+  exists "/user/$MCP_USER" || api POST /user/ "$(jq -n --arg u "$MCP_USER" --arg p "$MCP_PASSWORD" \
+    '{username:$u, password:$p, name:"Erin", email:"erin@example.com", scope:["openid","mcp:read","mcp:write"], enabled:true}')"
+  exists "/mod/plugin/oidc-mcp" || api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$GLEWLWYD_MCP_ISSUER")" \
+    '{module:"oidc", name:"oidc-mcp", display_name:"oidc-mcp", parameters:($p + {
+      "register-resource-specify-allowed":true, "resource-client-property":"resource",
+      "introspection-revocation-auth-scope":["mcp-introspect"]})}')"
+  exists "/client/$MCP_RS_ID" || api POST /client/ "$(jq -n --arg id "$MCP_RS_ID" --arg s "$MCP_RS_SECRET" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, client_secret:$s, redirect_uri:[],
+      authorization_type:["client_credentials"], scope:[], token_endpoint_auth_method:["client_secret_basic"]}')"
 }
 
 # The web example app of the browser journeys ($GLEWLWYD_WEBAPP_URL): a confidential client

@@ -63,6 +63,15 @@ GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 # Glewlwyd only: the API (RFC 8707 resource) that tokens of scope read may be asked for; the
 # resource server tests verify such tokens with it as their audience. Never fetched.
 GLEWLWYD_RESOURCE=https://api.example.test/orders
+# Glewlwyd only: the MCP peers' OIDC instance (issue 27: the MCP Python SDK's client against the
+# example MCP server, and the SDK's server as a resource our client signs into). Its tokens may
+# name, as their audience (RFC 8707 resource), any resource the client's `resource` property
+# lists, which a client sets when it registers (RFC 7591): MCP servers on ports picked per run.
+# Its resource servers introspect every token of the instance as the confidential client
+# MCP_RS_ID; MCP_USER holds the example MCP server's scopes mcp:read and mcp:write.
+GLEWLWYD_MCP_ISSUER=$GLEWLWYD_URL/api/oidc-mcp
+MCP_RS_ID=mcp-resource-server MCP_RS_SECRET=mcp-resource-server-secret
+MCP_USER=erin MCP_PASSWORD=erin-pw
 
 # The web example app of the browser journeys (Examples/HummingbirdWebApp, run by
 # WebAppJourneyTests), as a confidential client `webapp` of Glewlwyd, of DOT and of LemonLDAP::NG.
