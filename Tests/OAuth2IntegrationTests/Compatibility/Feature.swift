@@ -19,6 +19,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case jwtClientAuthentication = "jwt-client-auth"
     case registration
     case tokenExchange = "token-exchange"
+    case ciba
 
     var description: String { rawValue }
 
@@ -40,6 +41,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .jwtClientAuthentication: "JWT client auth"
         case .registration: "Registration"
         case .tokenExchange: "Token exchange"
+        case .ciba: "CIBA"
         }
     }
 
@@ -63,6 +65,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .device: return endpoint(metadata.deviceAuthorizationEndpoint, "device_authorization_endpoint")
         case .par: return endpoint(metadata.pushedAuthorizationRequestEndpoint, "pushed_authorization_request_endpoint")
         case .registration: return endpoint(metadata.registrationEndpoint, "registration_endpoint")
+        case .ciba: return endpoint(metadata.backchannelAuthenticationEndpoint, "backchannel_authentication_endpoint")
         case .dpop:
             return metadata.dpopSigningAlgValuesSupported?.isEmpty == false
                 ? .offered("dpop_signing_alg_values_supported in its metadata")
