@@ -1,5 +1,6 @@
 import Foundation
 import OAuth2
+import OAuth2Internals
 import OAuth2TestSupport
 import Testing
 @testable import OAuth2InteractiveSignIn
