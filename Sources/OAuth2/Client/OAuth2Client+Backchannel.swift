@@ -4,9 +4,10 @@ import HTTPTypes
 // MARK: - Client-Initiated Backchannel Authentication (OpenID Connect CIBA Core 1.0)
 
 extension OAuth2Client {
-    /// Whether the server offers CIBA in poll mode: it advertises a
-    /// `backchannel_authentication_endpoint`, and `poll` among its
-    /// `backchannel_token_delivery_modes_supported` (or names no modes).
+    /// Whether the server offers CIBA in a mode this client can poll in: it advertises a
+    /// `backchannel_authentication_endpoint`, and `poll` or `ping` among its
+    /// `backchannel_token_delivery_modes_supported` (or names no modes). A push-only server
+    /// does not count.
     public var offersBackchannelAuthentication: Bool {
         metadata.backchannelAuthenticationEndpoint != nil
             && (metadata.backchannelTokenDeliveryModesSupported.map { $0.contains("poll") || $0.contains("ping") } ?? true)
