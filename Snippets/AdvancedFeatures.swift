@@ -87,6 +87,21 @@ sealed.encryption = EncryptionOptions(
     requiresEncryptedIDTokens: true)                               // a plain ID token is a downgrade
 let metadata = RegistrationMetadata(redirectURIs: [redirect], clientName: "my app")
 print(sealed.encryption?.publicKeys.jsonData.count ?? 0, metadata.clientName ?? "")   // publish or register these keys
+// snippet.ciba
+// CIBA (OpenID Connect Client-Initiated Backchannel Authentication, poll mode): the server asks
+// the user on their own device; the client shows the binding message and polls.
+var teller = ClientConfiguration(clientID: "branch-teller", clientSecret: secret, scopes: ["openid", "accounts"])
+teller.privateKey = try JWSSigningKey(contentsOf: URL(fileURLWithPath: "client-key.pem"), keyID: "key-1")  // to sign requests
+let bank = try await OAuth2Client(server: .issuer(issuer), configuration: teller)
+guard bank.offersBackchannelAuthentication else { fatalError("no backchannel_authentication_endpoint") }
+let authentication = try await bank.startBackchannelAuthentication(BackchannelAuthenticationRequest(
+    hint: .loginHint("alice@example.com"), bindingMessage: "W4SCT", requestedExpiry: 300,
+    signed: bank.metadata.backchannelAuthenticationRequestSigningAlgValuesSupported != nil))
+print("Approve the request showing \(authentication.bindingMessage ?? "") on your phone")
+let approved = try await bank.pollBackchannelToken(authentication) { event in
+    if case .slowDown(let interval) = event { print("polling every \(Int(interval)) s") }
+}
+print(approved.idTokenClaims?.subject ?? "")   // verified: signature, iss, aud, auth_req_id, rt_hash
 // snippet.end
 // snippet.hide
 _ = (response, delegated, registered, orders)

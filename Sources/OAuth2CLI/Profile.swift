@@ -20,8 +20,8 @@ struct Profile: Codable, Equatable {
     var redirectURI: String?
     /// A file holding the client secret (the secret itself goes into the token store).
     var clientSecretFile: String?
-    /// How the tokens were obtained: `authorization_code`, `device`, `client_credentials`,
-    /// `password`, or the legacy ``implicitGrant`` / ``implicitIDTokenGrant``.
+    /// How the tokens were obtained: `authorization_code`, `device`, ``cibaGrant``,
+    /// `client_credentials`, `password`, or the legacy ``implicitGrant`` / ``implicitIDTokenGrant``.
     var grant: String
     /// Extra authorization parameters (`--param`), prompt and login hint.
     var parameters: [String: String]
@@ -32,6 +32,8 @@ struct Profile: Codable, Equatable {
     /// Options of later features, kept as given (DPoP, PAR, private key file…).
     var options: [String: String]
 
+    /// `grant` of an `oauth2 login --ciba` profile (OpenID Connect CIBA, poll mode).
+    static let cibaGrant = "ciba"
     /// `grant` of an `oauth2 login --implicit` profile (response_type=token).
     static let implicitGrant = "implicit"
     /// `grant` of an `oauth2 login --implicit-id-token` profile (response_type=id_token token).

@@ -273,6 +273,41 @@ device_login dot --issuer "$DOT" --client-id "${OAUTH2_TEST_DOT_DEVICE_ID:-devic
 expect "the user code and verification URL went to stderr" grep -q "/device" "$WORK/err"
 check dot "token after the device flow" 0 "$BIN" --profile dot-device token
 
+# CIBA (OpenID Connect, poll mode) at Glewlwyd's oidc-ciba instance: login prints the binding
+# message on stderr and waits; the test, as the user, signs in to Glewlwyd, finds the request
+# with that message among their pending ones (ciba_user_list) and approves it (ciba_user_check).
+echo "== CIBA"
+CIBA_ISSUER=${OAUTH2_TEST_GLEWLWYD_CIBA_ISSUER:-http://127.0.0.1:4593/api/oidc-ciba}
+GLEWLWYD_URL=${OAUTH2_TEST_GLEWLWYD_URL:-http://127.0.0.1:4593}
+printf '%s\n' "${OAUTH2_TEST_GLEWLWYD_CIBA_POLL_SECRET:-ciba-poll-secret}" >"$WORK/ciba-credential"
+approve_ciba() {  # BINDING-MESSAGE
+  local jar=$WORK/ciba-jar id
+  curl -s -c "$jar" -b "$jar" -o /dev/null -H 'Content-Type: application/json' \
+    -d "{\"username\":\"${OAUTH2_TEST_USER:-alice}\",\"password\":\"${OAUTH2_TEST_PASSWORD:-alice-pw}\"}" "$GLEWLWYD_URL/api/auth/"
+  curl -s -c "$jar" -b "$jar" -o /dev/null -X PUT -H 'Content-Type: application/json' -d '{"scope":"openid read"}' \
+    "$GLEWLWYD_URL/api/auth/grant/${OAUTH2_TEST_GLEWLWYD_CIBA_POLL_ID:-ciba-poll}"
+  id=$(curl -s -b "$jar" "$CIBA_ISSUER/ciba_user_list" | jq -r --arg m "$1" '.[] | select(.binding_message == $m) | .user_req_id')
+  [ -n "$id" ] && curl -s -b "$jar" -c "$jar" -o /dev/null "$CIBA_ISSUER/ciba_user_check?user_req_id=$id&g_continue"
+}
+message="E2E$RANDOM$RANDOM"
+"$BIN" --profile glewlwyd-ciba --store file login --ciba --issuer "$CIBA_ISSUER" \
+  --client-id "${OAUTH2_TEST_GLEWLWYD_CIBA_POLL_ID:-ciba-poll}" --client-secret-file "$WORK/ciba-credential" --scope "openid read" \
+  --login-hint "{\"username\":\"${OAUTH2_TEST_USER:-alice}\"}" --binding-message "$message" --timeout 60 \
+  >"$WORK/ciba.out" 2>"$WORK/ciba.err" &
+ciba_pid=$!
+for i in $(seq 1 100); do grep -q "$message" "$WORK/ciba.err" && break; sleep 0.1; done
+approve_ciba "$message"
+wait "$ciba_pid"; rc=$?
+cp "$WORK/ciba.out" "$WORK/out"; cp "$WORK/ciba.err" "$WORK/err"
+if [ "$rc" = 0 ]; then passed=$((passed + 1)); echo "glewlwyd-cli login --ciba" >>"$LOG"; echo "ok   glewlwyd: login --ciba"
+else failures=$((failures + 1)); echo "FAIL glewlwyd: login --ciba (exit $rc)"; tail -n 15 "$WORK/err" | sed 's/^/     | /'; fi
+expect "login --ciba showed the binding message on stderr" grep -q "$message" "$WORK/err"
+expect "login --ciba printed nothing on stdout" test ! -s "$WORK/out"
+check glewlwyd "token after login --ciba" 0 "$BIN" --profile glewlwyd-ciba token
+check glewlwyd "userinfo after login --ciba" 0 "$BIN" --profile glewlwyd-ciba userinfo
+check glewlwyd "usage: --ciba with --device (2)" 2 "$BIN" login --issuer "$CIBA_ISSUER" --client-id x --ciba --device
+check glewlwyd "usage: --binding-message without --ciba (2)" 2 "$BIN" login --issuer "$CIBA_ISSUER" --client-id x --binding-message m
+
 echo "== exit codes"
 check glewlwyd "refused login: wrong client secret (1)" 1 env BROWSER="$HERE/browser-glewlwyd.sh" "$BIN" --profile wrong login \
   --store memory --issuer "$GLEWLWYD" --client-id "${OAUTH2_TEST_GLEWLWYD_CONF_ID:-code-conf}" --client-secret-file "$WORK/wrong-credential" \

@@ -152,6 +152,7 @@ seed_extras() {
   exists "/client/$IMPLICIT_ID" || client "$IMPLICIT_ID" "" false '["token","id_token"]'
   exists "/client/$WEBAPP_ID" || webapp_client
   seed_mcp_peers
+  seed_ciba
 }
 
 # The MCP peers of issue 27 (Tests/MCPPython): additive and idempotent, like seed_extras.
@@ -182,6 +183,35 @@ seed_mcp_peers() {
   exists "/client/$MCP_RS_ID" || api POST /client/ "$(jq -n --arg id "$MCP_RS_ID" --arg s "$MCP_RS_SECRET" \
     '{client_id:$id, client_name:$id, confidential:true, enabled:true, client_secret:$s, redirect_uri:[],
       authorization_type:["client_credentials"], scope:[], token_endpoint_auth_method:["client_secret_basic"]}')"
+}
+
+# Client-Initiated Backchannel Authentication (OpenID Connect CIBA Core 1.0). Additive and
+# idempotent, like seed_extras:
+# - OIDC instance oidc-ciba ($GLEWLWYD_CIBA_ISSUER): CIBA in poll and ping mode (push off, as
+#   FAPI-CIBA wants), requests live 600 s by default, no e-mail to the user (so no SMTP server:
+#   the user finds the request through the instance's ciba_user_list API with their session and
+#   approves it at ciba_user_check, as Glewlwyd's own login page does);
+# - client $CIBA_POLL_ID/$CIBA_POLL_SECRET: confidential, poll mode, client_secret_basic/post;
+# - client $CIBA_SIGNED_ID: poll mode, private_key_jwt with the keys of $JWT_KEY_JWKS, signed
+#   authentication requests (backchannel_authentication_request_signing_alg ES256).
+seed_ciba() {
+  local types='["urn:openid:params:grant-type:ciba","refresh_token","delete_token"]'
+  exists /mod/plugin/oidc-ciba || api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$GLEWLWYD_CIBA_ISSUER")" '{
+    module:"oidc", name:"oidc-ciba", display_name:"oidc-ciba", parameters:($p + {
+      "oauth-ciba-allowed":true, "oauth-ciba-mode-poll-allowed":true, "oauth-ciba-mode-ping-allowed":true,
+      "oauth-ciba-mode-push-allowed":false, "oauth-ciba-allow-https-non-secure":false, "oauth-ciba-user-code-allowed":false,
+      "oauth-ciba-default-expiry":600, "oauth-ciba-maximum-expiry":1200, "oauth-ciba-email-allowed":false})}')"
+  exists "/client/$CIBA_POLL_ID" || api POST /client/ "$(jq -n --arg id "$CIBA_POLL_ID" --arg s "$CIBA_POLL_SECRET" \
+    --argjson types "$types" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, client_secret:$s, redirect_uri:[],
+      authorization_type:$types, scope:["openid","g_profile","read"], backchannel_token_delivery_mode:"poll",
+      token_endpoint_auth_method:["client_secret_basic","client_secret_post"]}')"
+  exists "/client/$CIBA_SIGNED_ID" || api POST /client/ "$(jq -n --arg id "$CIBA_SIGNED_ID" --slurpfile jwks "$JWT_KEY_JWKS" \
+    --argjson types "$types" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, redirect_uri:[], authorization_type:$types,
+      scope:["openid","g_profile","read"], backchannel_token_delivery_mode:"poll",
+      backchannel_authentication_request_signing_alg:"ES256", token_endpoint_auth_method:["private_key_jwt"],
+      jwks:$jwks[0]}')"
 }
 
 # The web example app of the browser journeys ($GLEWLWYD_WEBAPP_URL): a confidential client

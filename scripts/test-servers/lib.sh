@@ -60,6 +60,10 @@ IMPLICIT_ID=implicit-public
 # An OIDC instance whose access tokens live 2 s: once one has expired, an implicit sign-in
 # there (no refresh token) means signing in again.
 GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
+# Glewlwyd only: an OIDC instance with CIBA (poll and ping), its poll-mode client and its
+# client whose authentication requests are signed (with the private_key_jwt client's keys).
+GLEWLWYD_CIBA_ISSUER=$GLEWLWYD_URL/api/oidc-ciba
+CIBA_POLL_ID=ciba-poll CIBA_POLL_SECRET=ciba-poll-secret CIBA_SIGNED_ID=ciba-signed
 # Glewlwyd only: the API (RFC 8707 resource) that tokens of scope read may be asked for; the
 # resource server tests verify such tokens with it as their audience. Never fetched.
 GLEWLWYD_RESOURCE=https://api.example.test/orders

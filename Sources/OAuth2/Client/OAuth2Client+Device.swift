@@ -86,96 +86,19 @@ extension OAuth2Client {
         clock: C,
         progress: @escaping @Sendable (DevicePollEvent) async -> Void = { _ in }
     ) async throws -> TokenSet where C.Duration == Duration {
-        let lifetime = authorization.expiresAt.timeIntervalSince(now())
-        let deadline = clock.now.advanced(by: .seconds(max(0, lifetime)))
-        var interval = authorization.interval
-        var transientFailures = 0
-        var attempt = 0
-        while true {
-            attempt += 1
-            let pollAt = clock.now.advanced(by: .seconds(interval))
-            if pollAt > deadline {
-                // No poll can come before the code expires: wait out its lifetime (a user may
-                // still be looking at the code), then say it expired.
-                try await sleep(until: deadline, on: clock)
-                throw OAuth2Error(
-                    .expiredToken, source: .client,
-                    message: "The device code expired before the user approved the request.")
-            }
-            await progress(.waiting(seconds: interval, attempt: attempt))
-            try await sleep(until: pollAt, on: clock)
-            do {
-                switch try await deviceTokenAttempt(authorization) {
-                case .tokens(let tokens):
-                    return tokens
-                case .pending:
-                    transientFailures = 0
-                    await progress(.authorizationPending(attempt: attempt))
-                case .slowDown(let stated):
-                    transientFailures = 0
-                    // RFC 8628 §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests".
-                    interval = max(interval + 5, stated ?? 0)
-                    await progress(.slowDown(interval: interval))
-                }
-            } catch let error as OAuth2Error where error.isTransient && error.code != .cancelled {
-                transientFailures += 1
-                guard transientFailures <= Self.maximumTransientDevicePollFailures else { throw error }
-                // RFC 8628 §3.5: back off on connection timeouts, doubling the interval.
-                interval = max(interval, min(interval * 2, 60))
-                await progress(.retrying(code: error.code, interval: interval))
-            }
+        try await pollTokenEndpoint(
+            expiresAt: authorization.expiresAt, interval: authorization.interval, clock: clock, progress: progress,
+            expired: "The device code expired before the user approved the request.",
+            cancelled: "Polling for the device token was cancelled."
+        ) {
+            try await deviceTokenAttempt(authorization)
         }
-    }
-
-    /// Transient failures in a row that polling survives.
-    static var maximumTransientDevicePollFailures: Int { 5 }
-
-    /// One poll's outcome, short of an error.
-    enum DeviceTokenAttempt {
-        case tokens(TokenSet)
-        case pending
-        /// `slow_down`, with the server's new interval when it named one (GitHub).
-        case slowDown(TimeInterval?)
     }
 
     /// One token request with the device code.
-    func deviceTokenAttempt(_ authorization: DeviceAuthorization) async throws -> DeviceTokenAttempt {
-        let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
-        let grant = Grant.deviceCode(authorization.deviceCode)
-        let attempt: DeviceTokenAttempt = try await post(
-            url, parameters: [("grant_type", grant.type)] + grant.parameters, kind: .token,
-            authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true
-        ) { response, body, sentAt in
-            let receivedAt = now()
-            let members = ResponseParsing.members(of: body, contentType: response.headerFields[.contentType])
-            if let error = ResponseParsing.error(in: response, members: members, kind: .token, now: receivedAt) {
-                switch error.code {
-                case .authorizationPending:
-                    return .pending
-                case .slowDown:
-                    let stated = ResponseParsing.number(members?["interval"]).flatMap { $0 > 0 && $0 < 1e6 ? $0 : nil }
-                    return .slowDown(stated)
-                default:
-                    throw error
-                }
-            }
-            let tokens = try TokenSet.parse(
-                response: response, body: body, requestedScopes: authorization.scopes.nilIfEmpty, sentAt: sentAt,
-                receivedAt: receivedAt, quirks: configuration.quirks)
-            try checkBinding(of: tokens, statusCode: response.status.code)
-            return .tokens(tokens)
-        }
+    func deviceTokenAttempt(_ authorization: DeviceAuthorization) async throws -> TokenPollAttempt {
+        let attempt = try await tokenPollAttempt(.deviceCode(authorization.deviceCode), scopes: authorization.scopes)
         guard case .tokens(let tokens) = attempt else { return attempt }
         return .tokens(try await validatingIDToken(in: tokens, expecting: IDTokenValidator.Expectations(accessToken: tokens.accessToken)))
-    }
-
-    /// Sleeps on `clock`, turning cancellation into ``OAuth2Error/Code/cancelled``.
-    private func sleep<C: Clock>(until instant: C.Instant, on clock: C) async throws {
-        do {
-            try await clock.sleep(until: instant, tolerance: nil)
-            try Task.checkCancellation()
-        } catch {
-            throw OAuth2Error(.cancelled, source: .client, message: "Polling for the device token was cancelled.")
-        }
     }
 }

@@ -181,6 +181,20 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
     /// `authorization_details_types_supported` (RFC 9396)
     public var authorizationDetailsTypesSupported: [String]? { strings("authorization_details_types_supported") }
 
+    // MARK: OpenID Connect CIBA Core 1.0 §4
+
+    /// `backchannel_authentication_endpoint` (CIBA)
+    public var backchannelAuthenticationEndpoint: URL? { url("backchannel_authentication_endpoint") }
+    /// `backchannel_token_delivery_modes_supported` (CIBA): `poll`, `ping`, `push`.
+    public var backchannelTokenDeliveryModesSupported: [String]? { strings("backchannel_token_delivery_modes_supported") }
+    /// `backchannel_authentication_request_signing_alg_values_supported` (CIBA): the
+    /// algorithms a signed authentication request may use.
+    public var backchannelAuthenticationRequestSigningAlgValuesSupported: [String]? {
+        strings("backchannel_authentication_request_signing_alg_values_supported")
+    }
+    /// `backchannel_user_code_parameter_supported` (CIBA)
+    public var backchannelUserCodeParameterSupported: Bool? { bool("backchannel_user_code_parameter_supported") }
+
     // MARK: OpenID Connect Discovery 1.0 §3
 
     /// `userinfo_endpoint`
@@ -281,7 +295,7 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
             "authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint", "service_documentation",
             "op_policy_uri", "op_tos_uri", "revocation_endpoint", "introspection_endpoint",
             "device_authorization_endpoint", "pushed_authorization_request_endpoint", "userinfo_endpoint",
-            "end_session_endpoint", "check_session_iframe",
+            "end_session_endpoint", "check_session_iframe", "backchannel_authentication_endpoint",
         ] { kinds[name] = .url }
         for name in [
             "scopes_supported", "response_types_supported", "response_modes_supported", "grant_types_supported",
@@ -296,6 +310,7 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
             "userinfo_encryption_enc_values_supported", "request_object_signing_alg_values_supported",
             "request_object_encryption_alg_values_supported", "request_object_encryption_enc_values_supported",
             "display_values_supported", "claim_types_supported", "claims_supported", "claims_locales_supported",
+            "backchannel_token_delivery_modes_supported", "backchannel_authentication_request_signing_alg_values_supported",
         ] { kinds[name] = .strings }
         for name in [
             "tls_client_certificate_bound_access_tokens", "require_pushed_authorization_requests",
@@ -304,6 +319,7 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
             "require_request_uri_registration", "frontchannel_logout_supported",
             "frontchannel_logout_session_supported", "backchannel_logout_supported",
             "backchannel_logout_session_supported", "client_id_metadata_document_supported",
+            "backchannel_user_code_parameter_supported",
         ] { kinds[name] = .bool }
         return kinds
     }()

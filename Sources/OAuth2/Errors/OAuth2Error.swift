@@ -174,6 +174,17 @@ extension OAuth2Error {
         public static let slowDown: Code = "slow_down"
         /// `expired_token`
         public static let expiredToken: Code = "expired_token"
+        // OpenID Connect CIBA Core §13 (backchannel authentication)
+        /// `expired_login_hint_token`: the `login_hint_token` has expired.
+        public static let expiredLoginHintToken: Code = "expired_login_hint_token"
+        /// `unknown_user_id`: the server cannot tell which user the hint names.
+        public static let unknownUserID: Code = "unknown_user_id"
+        /// `missing_user_code`: the server requires a `user_code` the request lacks.
+        public static let missingUserCode: Code = "missing_user_code"
+        /// `invalid_user_code`: the `user_code` is wrong.
+        public static let invalidUserCode: Code = "invalid_user_code"
+        /// `invalid_binding_message`: the `binding_message` is too long or not allowed.
+        public static let invalidBindingMessage: Code = "invalid_binding_message"
         // RFC 9449 (DPoP)
         /// `invalid_dpop_proof`
         public static let invalidDPoPProof: Code = "invalid_dpop_proof"
@@ -278,6 +289,7 @@ extension OAuth2Error {
             .stateMismatch, .issuerMismatch, .redirectMismatch, .invalidResponse, .invalidIDToken,
             .invalidUserInfo, .httpError, .network, .timeout, .tls, .cancelled, .userCancelled, .signInRequired,
             .resourceMismatch, .metadataOriginMismatch, .noAuthorizationServer,
+            .expiredLoginHintToken, .unknownUserID, .missingUserCode, .invalidUserCode, .invalidBindingMessage,
         ]
     }
 }

@@ -72,6 +72,15 @@ public struct IDTokenValidator: Sendable {
         /// an access token from the authorization endpoint (the implicit `id_token token`
         /// response, OIDC Core §3.2.2.10) must have one.
         public var requiresAccessTokenHash: Bool
+        /// The `auth_req_id` of a CIBA request (OpenID Connect CIBA Core §7.3): an ID token
+        /// naming one (`urn:openid:params:jwt:claim:auth_req_id`) must name this one.
+        public var authenticationRequestID: String?
+        /// The refresh token issued with the ID token: an ID token carrying
+        /// `urn:openid:params:jwt:claim:rt_hash` (CIBA Core §10.3.1) must hash it.
+        public var refreshToken: String?
+        /// The subject the ID token must name: the `sub` of the `id_token_hint` a CIBA request
+        /// identified the user with (CIBA Core §7.1).
+        public var subject: String?
 
         /// Creates expectations.
         public init(
@@ -223,11 +232,41 @@ public struct IDTokenValidator: Sendable {
                 throw JOSEError(.codeHashMismatch, "The ID token's c_hash does not match the authorization code.")
             }
         }
+        try checkBackchannelClaims(claims, algorithm: algorithm, expecting: expectations)
         if let previous = expectations.previous {
             guard claims.issuer == previous.issuer else { throw JOSEError(.issuerMismatch, "The refreshed ID token names another issuer.") }
             guard claims.subject == previous.subject else { throw JOSEError(.subjectMismatch, "The refreshed ID token names another subject.") }
             if let nonce = claims.nonce, nonce != previous.nonce {
                 throw JOSEError(.nonceMismatch, "The refreshed ID token's nonce differs from the first one's.")
+            }
+        }
+    }
+}
+
+extension IDTokenValidator {
+    /// The CIBA claim of the `auth_req_id` an ID token answers (CIBA Core §7.3, §10.3.1).
+    public static let authenticationRequestIDClaim = "urn:openid:params:jwt:claim:auth_req_id"
+    /// The CIBA claim of the refresh token's hash (CIBA Core §10.3.1), computed as `at_hash` is.
+    public static let refreshTokenHashClaim = "urn:openid:params:jwt:claim:rt_hash"
+
+    /// The rules CIBA adds (CIBA Core §7.1, §10.3.1): the `sub` of the `id_token_hint`, an
+    /// `auth_req_id` claim equal to the request's, an `rt_hash` claim that hashes the refresh token.
+    func checkBackchannelClaims(_ claims: IDTokenClaims, algorithm: JWSAlgorithm, expecting expectations: Expectations) throws(JOSEError) {
+        if let subject = expectations.subject, claims.subject != subject {
+            throw JOSEError(.subjectMismatch, "The ID token names another subject than the id_token_hint of the request.")
+        }
+        if let value = claims.claims[Self.authenticationRequestIDClaim] {
+            guard let expected = expectations.authenticationRequestID, let named = value.stringValue,
+                constantTimeEquals(named, expected)
+            else {
+                throw JOSEError(.invalidClaim, "The ID token's auth_req_id claim is not the one of the request.")
+            }
+        }
+        if let value = claims.claims[Self.refreshTokenHashClaim] {
+            guard let hash = value.stringValue, let refreshToken = expectations.refreshToken,
+                algorithm.halfHashMatches(hash, of: refreshToken) == true
+            else {
+                throw JOSEError(.invalidClaim, "The ID token's rt_hash claim does not match the refresh token.")
             }
         }
     }

@@ -126,6 +126,16 @@ public struct Grant: Sendable, CustomStringConvertible {
     /// The device code grant's `grant_type` (RFC 8628 §3.4).
     public static let deviceCodeType = "urn:ietf:params:oauth:grant-type:device_code"
 
+    /// The CIBA grant (OpenID Connect CIBA Core §10.1): `urn:openid:params:grant-type:ciba`
+    /// with the `auth_req_id` of a ``BackchannelAuthentication``. One request; to poll until
+    /// the user decides, use ``OAuth2Client/pollBackchannelToken(_:progress:)``.
+    public static func ciba(authenticationRequestID: String) -> Grant {
+        Grant(type: cibaType, parameters: [("auth_req_id", authenticationRequestID)])
+    }
+
+    /// The CIBA grant's `grant_type` (CIBA Core §10.1).
+    public static let cibaType = "urn:openid:params:grant-type:ciba"
+
     /// An extension grant (RFC 6749 §4.5): a grant type URI and its parameters, for grants
     /// without a constructor of their own.
     public static func `extension`(type: String, parameters: [String: String]) -> Grant {

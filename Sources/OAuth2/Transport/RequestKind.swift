@@ -17,6 +17,8 @@ public enum RequestKind: String, Sendable, Hashable, CaseIterable {
     case userInfo
     /// Device authorization (RFC 8628).
     case deviceAuthorization
+    /// Backchannel authentication requests (OpenID Connect CIBA Core §7).
+    case backchannelAuthentication
     /// Pushed authorization requests (RFC 9126).
     case pushedAuthorization
     /// Dynamic client registration (RFC 7591).
@@ -31,7 +33,7 @@ extension RequestKind {
     /// Endpoints where a 401/403 means the client's credentials were refused.
     var authenticatesClient: Bool {
         switch self {
-        case .token, .revocation, .introspection, .pushedAuthorization, .deviceAuthorization: return true
+        case .token, .revocation, .introspection, .pushedAuthorization, .deviceAuthorization, .backchannelAuthentication: return true
         default: return false
         }
     }

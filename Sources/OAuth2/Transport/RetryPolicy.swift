@@ -45,7 +45,7 @@ public struct RetryPolicy: Sendable, Hashable {
     public static let never = RetryPolicy(maximumAttempts: 1)
 
     /// Kinds that are never repeated: see the type's documentation.
-    static let neverRepeated: Set<RequestKind> = [.token, .resource, .authorization, .pushedAuthorization, .registration, .deviceAuthorization]
+    static let neverRepeated: Set<RequestKind> = [.token, .resource, .authorization, .pushedAuthorization, .registration, .deviceAuthorization, .backchannelAuthentication]
 
     /// Whether a request of `kind` may be repeated.
     func repeats(_ kind: RequestKind) -> Bool {

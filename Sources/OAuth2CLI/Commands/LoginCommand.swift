@@ -6,11 +6,13 @@ import OAuth2InteractiveSignIn
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Sign in (code + PKCE through a loopback redirect, or the device flow) and save the profile.",
+        abstract: "Sign in (code + PKCE through a loopback redirect, the device flow, or CIBA) and save the profile.",
         discussion: """
             The authorization URL is printed on stderr and opened in $BROWSER (else xdg-open). With --device the \
             verification URL, the user code and a QR code go to stderr and the browser is not opened unless \
-            --open-browser. Everything the library validates is validated (state, iss, ID token).
+            --open-browser. With --ciba (OpenID Connect CIBA) the server asks the user named by --login-hint to \
+            approve on their own device: the binding message (--binding-message, else a random one) goes to stderr, \
+            and login waits with a countdown. Everything the library validates is validated (state, iss, ID token).
 
             Without --client-id, login signs in with the client of the existing profile (one made by \
             `oauth2 register`, say); with no profile either, it registers a client at the issuer's \
@@ -40,13 +42,17 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: "Space-separated scopes (default: the profile's, else the --provider preset's, else openid profile).") var scope: String?
     @Option(name: .customLong("redirect-uri"), help: "http://127.0.0.1:PORT/PATH (default: an ephemeral port, /callback).") var redirectURI: String?
     @Flag(help: "Use the device flow (RFC 8628).") var device = false
+    @Flag(help: "Use CIBA (OpenID Connect Client-Initiated Backchannel Authentication): the user named by --login-hint approves on their own device.")
+    var ciba = false
+    @Option(name: .customLong("binding-message"), help: "With --ciba, the text shown on both devices (default: six random characters).")
+    var bindingMessage: String?
     @Flag(help: "Deprecated: the legacy implicit grant, response_type=token (no refresh token).") var implicit = false
     @Flag(name: .customLong("implicit-id-token"), help: "Deprecated: the implicit grant with response_type=id_token token (needs openid).")
     var implicitIDToken = false
     @Flag(name: .customLong("no-browser"), help: "Print the URL; do not open a browser.") var noBrowser = false
     @Flag(name: .customLong("open-browser"), help: "With --device, open the verification URL too.") var openBrowser = false
     @Option(help: "prompt (login, consent, select_account, none).") var prompt: String?
-    @Option(name: .customLong("login-hint")) var loginHint: String?
+    @Option(name: .customLong("login-hint"), help: "login_hint; with --ciba, the user to ask (Glewlwyd wants {\"username\":\"alice\"}).") var loginHint: String?
     @Option(name: .customLong("param"), help: "An extra authorization parameter k=v (repeatable).") var params: [String] = []
     @Option(help: "Seconds to wait for the sign-in (default 300).") var timeout = 300
     @Option(name: .customLong("authorization-endpoint"), help: "For servers without discovery.") var authorizationEndpoint: String?
@@ -66,6 +72,15 @@ struct LoginCommand: AsyncParsableCommand {
         for param in params where !param.contains("=") { throw ValidationError("--param takes k=v (got \"\(param)\").") }
         if device, redirectURI != nil { throw ValidationError("--redirect-uri does not go with --device.") }
         if device, par { throw ValidationError("--par does not go with --device.") }
+        if ciba {
+            let others: [(String, Bool)] = [
+                ("--device", device), ("--redirect-uri", redirectURI != nil), ("--par", par),
+                ("--implicit", implicit || implicitIDToken), ("--prompt", prompt != nil),
+            ]
+            if let (name, _) = others.first(where: { $0.1 }) { throw ValidationError("\(name) does not go with --ciba.") }
+        } else if bindingMessage != nil {
+            throw ValidationError("--binding-message goes with --ciba.")
+        }
         try DPoPArgument.validate(dpop)
         if auth.authMethod == "client_secret_jwt", !clientSecret.isGiven {
             throw ValidationError("--auth-method client_secret_jwt needs --client-secret-file, --client-secret-stdin or --client-secret.")
@@ -91,7 +106,7 @@ struct LoginCommand: AsyncParsableCommand {
         if let redirectURI { _ = try Self.loopback(redirectURI) }
         let others: [(String, Bool)] = [
             ("--provider", provider != nil), ("--token-endpoint", tokenEndpoint != nil), ("--authorization-endpoint", authorizationEndpoint != nil),
-            ("--device-authorization-endpoint", deviceAuthorizationEndpoint != nil), ("--device", device),
+            ("--device-authorization-endpoint", deviceAuthorizationEndpoint != nil), ("--device", device), ("--ciba", ciba),
             ("--implicit", implicit || implicitIDToken), ("--dpop", dpop != nil), ("--par", par), ("--auth-method", auth.authMethod != nil),
             ("--client-secret…", clientSecret.isGiven),
         ]
@@ -118,7 +133,7 @@ struct LoginCommand: AsyncParsableCommand {
         switch implicitResponseType {
         case .token?: return Profile.implicitGrant
         case .idTokenToken?: return Profile.implicitIDTokenGrant
-        case nil: return device ? "device" : "authorization_code"
+        case nil: return device ? "device" : ciba ? Profile.cibaGrant : "authorization_code"
         }
     }
 
@@ -194,9 +209,9 @@ struct LoginCommand: AsyncParsableCommand {
         if par { profile.options[ProfileOption.par] = "true" }
         if let scope { profile.scopes = scope.split(separator: " ").map(String.init) }
         if let redirectURI { profile.redirectURI = redirectURI }
-        if device || implicitResponseType != nil {
+        if device || ciba || implicitResponseType != nil {
             profile.grant = grantName
-        } else if profile.grant != "device", !profile.isImplicit {
+        } else if profile.grant != "device", profile.grant != Profile.cibaGrant, !profile.isImplicit {
             profile.grant = "authorization_code"
         }
         if !params.isEmpty { profile.parameters = parameters }
@@ -228,6 +243,7 @@ struct LoginCommand: AsyncParsableCommand {
             throw CLIError.usage("login needs --client-id, an existing profile, or --issuer of a server with a registration endpoint.")
         }
         guard implicitResponseType == nil else { throw CLIError.usage("--implicit needs --client-id (or an existing profile).") }
+        guard !ciba else { throw CLIError.usage("--ciba needs --client-id (or an existing profile): CIBA clients are registered for it.") }
         guard !device else { throw CLIError.usage("--device needs --client-id (or a profile made by `oauth2 register --grant-type urn:ietf:params:oauth:grant-type:device_code`).") }
         let scopes = (scope ?? "openid profile").split(separator: " ").map(String.init)
         let registrar = try await ClientRegistrar(server: .issuer(issuerURL), environment: context.environment)
@@ -288,6 +304,14 @@ struct LoginCommand: AsyncParsableCommand {
                 tokens = try await (signIn as any ImplicitSigningIn).implicitSignIn(
                     client: client, responseType: implicitType,
                     options: AuthorizationOptions(scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
+            } else if profile.grant == Profile.cibaGrant {
+                guard let loginHint, !loginHint.isEmpty else {
+                    throw CLIError.usage("--ciba needs --login-hint: the user the server asks to approve.")
+                }
+                let request = BackchannelAuthenticationRequest(
+                    hint: .loginHint(loginHint), scopes: scopes, bindingMessage: bindingMessage ?? BackchannelSignIn.randomBindingMessage(),
+                    additionalParameters: parameters)
+                tokens = try await BackchannelSignIn(timeout: .seconds(timeout)).signIn(client: client, request: request)
             } else if device {
                 let signIn = DeviceSignIn(browser: openBrowser ? .system : .none, timeout: .seconds(timeout))
                 tokens = try await signIn.signIn(client: client, scopes: scopes, additionalParameters: parameters)

@@ -145,6 +145,16 @@ struct Journey {
                 let (_, tokens, _) = try await signIn(configuration)
                 #expect(tokens.idTokenClaims?.audiences.contains(registration.clientID) == true, "signed in with the registered client")
             }
+        case .ciba:
+            // Only Glewlwyd offers it (note(_:)): its CIBA instance, the user approving with their session.
+            let configuration = Server.cibaPollClient()
+            let client = try await Server.glewlwyd.client(configuration, issuer: Server.glewlwydCIBAIssuer)
+            let message = "CIBA-COMPAT-" + String(UInt32.random(in: 0...UInt32.max), radix: 36).uppercased()
+            let authentication = try await client.startBackchannelAuthentication(
+                BackchannelAuthenticationRequest(hint: .loginHint(Server.cibaLoginHint), bindingMessage: message))
+            try await Server.glewlwyd.decideBackchannel(bindingMessage: message, clientID: configuration.clientID, scopes: configuration.scopes)
+            let tokens = try await client.pollBackchannelToken(authentication)
+            #expect(tokens.idTokenClaims?.subject.isEmpty == false, "a verified ID token")
         case .tokenExchange:
             let client = try await Authgent.client()
             let subject = try await Authgent.subjectToken(client)
@@ -192,6 +202,7 @@ struct Journey {
         case .logout: await missing { _ = try probe.endSessionRequest() }
         case .device: await missing { _ = try await probe.startDeviceAuthorization() }
         case .par: await missing { _ = try await probe.pushAuthorizationRequest() }
+        case .ciba: await missing { _ = try await probe.startBackchannelAuthentication(BackchannelAuthenticationRequest(hint: .loginHint(Server.username))) }
         case .registration:
             let registrar = try await ClientRegistrar(server: .issuer(server.issuer), environment: HTTPEnvironment(transport: URLSessionTransport.shared, metadataCache: MetadataCache()))
             await missing { _ = try await registrar.register(server.registrationMetadata) }

@@ -20,6 +20,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case registration
     case tokenExchange = "token-exchange"
     case encryptedIDTokens = "encrypted-id-tokens"
+    case ciba
 
     var description: String { rawValue }
 
@@ -42,6 +43,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .registration: "Registration"
         case .tokenExchange: "Token exchange"
         case .encryptedIDTokens: "Encrypted ID tokens"
+        case .ciba: "CIBA"
         }
     }
 
@@ -65,6 +67,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .device: return endpoint(metadata.deviceAuthorizationEndpoint, "device_authorization_endpoint")
         case .par: return endpoint(metadata.pushedAuthorizationRequestEndpoint, "pushed_authorization_request_endpoint")
         case .registration: return endpoint(metadata.registrationEndpoint, "registration_endpoint")
+        case .ciba: return endpoint(metadata.backchannelAuthenticationEndpoint, "backchannel_authentication_endpoint")
         case .dpop:
             return metadata.dpopSigningAlgValuesSupported?.isEmpty == false
                 ? .offered("dpop_signing_alg_values_supported in its metadata")

@@ -50,6 +50,9 @@ enum JourneyServer: String, Sendable, CaseIterable, CustomTestStringConvertible 
         case (.oidcprovider, .refresh), (.oidcprovider, .clientCredentials), (.oidcprovider, .password):
             // Its discovery document has no grant_types_supported at all.
             return .offered("django-oidc-provider's documentation (settings: OIDC_GRANT_TYPE_PASSWORD_ENABLE; client types); no grant_types_supported in its metadata")
+        case (.glewlwyd, .ciba):
+            // Per OIDC instance (oauth-ciba-allowed, docs/OIDC.md); the suite's main instance leaves it off.
+            return .offered("backchannel_authentication_endpoint in the metadata of its instance with CIBA enabled (oidc-ciba)")
         case (.authgent, .userInfo):
             return .serverBug("its openid-configuration lists userinfo_endpoint, but the route does not exist (404)")
         default:
