@@ -125,7 +125,7 @@ struct SinglePageAppBackendTests {
             ("Connection", "keep-alive, X-Hop"), ("Keep-Alive", "timeout=5"), ("X-Hop", "1"), ("TE", "trailers"), ("Transfer-Encoding", "chunked"),
             ("Upgrade", "websocket"), ("Proxy-Authorization", "Basic eA=="), ("Proxy-Connection", "keep-alive"), ("Trailer", "X-T"),
             ("Cookie", "oauth2-session=abc; other=1"), ("Authorization", "Bearer from-the-browser"), ("DPoP", "proof"), ("Origin", "http://127.0.0.1:8000"),
-            ("X-CSRF", "1"), ("Content-Type", "application/json"), ("Accept", "application/json"), ("X-Request-ID", "r1"), ("Content-Length", "2"),
+            ("X-CSRF", "1"), ("Host", "127.0.0.1:8000"), ("Content-Type", "application/json"), ("Accept", "application/json"), ("X-Request-ID", "r1"), ("Content-Length", "2"),
         ], method: .post)
         let forwarded = SinglePageAppBackend.forwardedRequestFields(request.headerFields, antiForgeryHeader: Self.header)
         #expect(forwarded.map(\.name.canonicalName).sorted() == ["accept", "content-length", "content-type", "x-request-id"])

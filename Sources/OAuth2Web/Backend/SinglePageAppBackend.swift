@@ -315,10 +315,11 @@ public struct SinglePageAppBackend: Sendable {
 
     /// The fields of the browser's request that go to the API: all but the hop-by-hop ones
     /// (and those `Connection` names), the browser's cookies and credentials (`Cookie`,
-    /// `Authorization`, `DPoP`), `Origin`, and the anti-forgery header.
+    /// `Authorization`, `DPoP`), `Origin`, `Host` (the API's is its URL's), and the
+    /// anti-forgery header.
     package static func forwardedRequestFields(_ fields: HTTPFields, antiForgeryHeader: HTTPField.Name) -> HTTPFields {
         var dropped = hopByHop.union(connectionNamed(fields))
-        dropped.formUnion([.cookie, .authorization, .dpop, .origin, antiForgeryHeader])
+        dropped.formUnion([.cookie, .authorization, .dpop, .origin, host, antiForgeryHeader])
         return HTTPFields(fields.filter { !dropped.contains($0.name) })
     }
 
@@ -330,6 +331,10 @@ public struct SinglePageAppBackend: Sendable {
         dropped.insert(.setCookie)
         return WebResponse.hardened(HTTPFields(fields.filter { !dropped.contains($0.name) }))
     }
+
+    /// `Host`, which some adapters copy into the fields (swift-http-types keeps it as the
+    /// request's authority).
+    static let host = HTTPField.Name("Host")!
 
     /// The fields a `Connection` header names (RFC 9110 §7.6.1).
     static func connectionNamed(_ fields: HTTPFields) -> Set<HTTPField.Name> {
