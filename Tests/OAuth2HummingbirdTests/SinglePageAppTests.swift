@@ -37,7 +37,8 @@ struct SinglePageAppTests {
             let (anonymousAPI, _) = try await browser.get(app.at("/bff/api/whoami"), headers: Self.fetchHeaders)
             #expect(anonymousAPI.status == .unauthorized)
 
-            let back = try await browser.signIn(app: app, provider: provider, path: "/spa/")
+            // The page is public: its "Sign in" link starts the sign-in, to come back to it.
+            let back = try await browser.signIn(app: app, provider: provider, path: "/auth/login?returnTo=%2Fspa%2F")
             #expect(back.status == .seeOther)
             #expect(back.headerFields[.location] == app.at("/spa/").absoluteString)
 

@@ -50,7 +50,7 @@ struct VaporSinglePageAppTests {
             // The downstream API: what arrived, and the body back.
             app.on(.POST, "downstream", "echo", body: .collect(maxSize: "4mb")) { request -> Response in
                 var headers = HTTPHeaders()
-                headers.add(name: "X-Saw-Authorization", value: request.headers.first(name: .authorization).map { String($0.prefix(7)) } ?? "none")
+                headers.add(name: "X-Saw-Authorization", value: request.headers.first(name: .authorization).map { String($0.prefix(6)) } ?? "none")
                 headers.add(name: "X-Saw-Cookie", value: request.headers.first(name: .cookie) == nil ? "no" : "yes")
                 headers.add(name: "X-Saw-CSRF", value: request.headers.first(name: "X-CSRF") == nil ? "no" : "yes")
                 headers.add(name: "Set-Cookie", value: "api=1; Path=/")
@@ -87,7 +87,7 @@ struct VaporSinglePageAppTests {
                 request.body = .bytes(ByteBuffer(string: payload))
                 let echoed = try await VaporAdapterTests.Browser.http.execute(request, timeout: .seconds(60))
                 #expect(echoed.status == .ok)
-                #expect(echoed.headers.first(name: "X-Saw-Authorization") == "Bearer ")
+                #expect(echoed.headers.first(name: "X-Saw-Authorization") == "Bearer")
                 #expect(echoed.headers.first(name: "X-Saw-Cookie") == "no")
                 #expect(echoed.headers.first(name: "X-Saw-CSRF") == "no")
                 #expect(echoed.headers["Set-Cookie"].isEmpty)
