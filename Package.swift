@@ -115,7 +115,7 @@ let package = Package(
         .target(
             name: "OAuth2AsyncHTTPClient",
             dependencies: [
-                "OAuth2",
+                "OAuth2", "OAuth2Web",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -34,6 +34,9 @@ enum ExampleServer {
         onListening: @escaping @Sendable (_ publicURL: URL, _ port: Int) async -> Void
     ) async throws {
         let transport = AsyncHTTPClientTransport(tls: .init(caBundlePath: settings.caFile))
+        // The single-page app's API calls go through the backend's proxy on a transport of
+        // their own: bodies streamed, nothing decompressed, no redirect followed.
+        let proxyTransport = AsyncHTTPClientProxyTransport(tls: .init(caBundlePath: settings.caFile))
         // A metadata cache of its own: the app has one client, and an embedded provider of a
         // test may reuse the port, and so the issuer, of an earlier one.
         let environment = HTTPEnvironment(transport: transport, logger: logger, metadataCache: MetadataCache())
@@ -68,7 +71,7 @@ enum ExampleServer {
             // The bearer-protected API checks the provider's (opaque) access tokens at its
             // introspection endpoint, with the app's own client credentials, and accepts only
             // those that name it: the provider answers "active" for a token of any client.
-            let accepted = acceptedTokens(settings, embedded: provider != nil, logger: logger)
+            let accepted = acceptedTokens(settings, embedded: provider != nil, appClientID: clientID, logger: logger)
             let resourceServer = ResourceServer(introspection: TokenIntrospector(client: client, accepting: accepted, logger: logger), logger: logger)
 
             let stores = try ExampleStores(settings, logger: logger)
@@ -93,7 +96,15 @@ enum ExampleServer {
                                 backChannelLogoutURI: URL(string: base + configuration.backChannelLogoutPath)!))
                     }
                     let signIn = stores.webSignIn(client: client, configuration: configuration, logger: logger)
-                    responder.set(router(signIn: signIn, resourceServer: resourceServer).buildResponder())
+                    // The single-page app's API: this app's own bearer API, reached through
+                    // the proxy with the user's token.
+                    let backend = SinglePageAppBackend(
+                        signIn: signIn,
+                        configuration: SinglePageAppBackend.Configuration(apis: [
+                            SinglePageAppBackend.ProxiedAPI(pathPrefix: "/bff/api", destination: configuration.url("/api/bearer"))
+                        ]),
+                        transport: proxyTransport, logger: logger)
+                    responder.set(router(signIn: signIn, backend: backend, resourceServer: resourceServer).buildResponder())
                     logger.info("Listening on \(settings.host):\(port), public URL \(publicURL.absoluteString)")
                     await onListening(publicURL, port)
                 },
@@ -118,36 +129,46 @@ enum ExampleServer {
         } catch {
             await startedProvider?.shutdown()
             try? await transport.shutdown()
+            try? await proxyTransport.shutdown()
             throw error
         }
         await startedProvider?.shutdown()
         try? await transport.shutdown()
+        try? await proxyTransport.shutdown()
     }
 
     /// The tokens the bearer API accepts: the settings' audiences and client ids; with the
     /// embedded provider and none set, those of the demo confidential client (the provider
     /// names a client in the `aud` of its users' tokens, and gives a client's own tokens —
     /// client credentials — no `aud`, only its `client_id`). With another provider and none
-    /// set, no token: accepting any token the provider issued is never a default.
-    static func acceptedTokens(_ settings: ExampleSettings, embedded: Bool, logger: Logger) -> TokenIntrospector.AcceptedTokens {
+    /// set, no token: accepting any token the provider issued is never a default. With the
+    /// embedded provider the app's own client is accepted too: its single-page app calls the
+    /// API with the signed-in user's token, issued to the app.
+    static func acceptedTokens(_ settings: ExampleSettings, embedded: Bool, appClientID: String, logger: Logger) -> TokenIntrospector.AcceptedTokens {
         if !settings.apiAudiences.isEmpty || !settings.apiClientIDs.isEmpty {
             return TokenIntrospector.AcceptedTokens(audiences: settings.apiAudiences, clientIDs: settings.apiClientIDs)
         }
         if embedded {
             let demo = TestProvider.Demo.confidentialClientID
-            return TokenIntrospector.AcceptedTokens(audiences: [demo], clientIDs: [demo])
+            return TokenIntrospector.AcceptedTokens(audiences: [demo, appClientID], clientIDs: [demo, appClientID])
         }
         logger.notice("The bearer API accepts no token: set OAUTH2_EXAMPLE_API_AUDIENCES or OAUTH2_EXAMPLE_API_CLIENT_IDS")
         return TokenIntrospector.AcceptedTokens()
     }
 
     /// The app's routes.
-    static func router(signIn: WebSignIn, resourceServer: ResourceServer) -> Router<AppRequestContext> {
+    static func router(signIn: WebSignIn, backend: SinglePageAppBackend, resourceServer: ResourceServer) -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
+        // The single-page app's backend first: /bff/user and the proxy under /bff/api (each
+        // call must carry X-CSRF: 1; bodies are streamed, never read here).
+        router.add(middleware: HummingbirdSinglePageAppMiddleware(backend))
         // The sign-in routes under /auth, and the user (if any) in every request's context.
         router.add(middleware: HummingbirdWebSignInMiddleware(signIn))
         router.get("/healthz") { _, _ in "ok" }
         router.get("/") { _, context in Pages.home(context.webUser) }
+        // The single-page app: a static page and its script (no token ever reaches them).
+        router.get("/spa/") { _, _ in SinglePageApp.response(SinglePageApp.page, contentType: "text/html; charset=utf-8") }
+        router.get("/spa/app.js") { _, _ in SinglePageApp.response(SinglePageApp.script, contentType: "text/javascript; charset=utf-8") }
 
         // Pages that need a signed-in user: a browser that has none is sent to sign in.
         let signedIn = router.group().add(middleware: HummingbirdWebSignInMiddleware(signIn, requiring: WebAccessRequirement()))

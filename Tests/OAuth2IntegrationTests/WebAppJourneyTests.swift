@@ -255,9 +255,33 @@ struct WebApp {
     private(set) var base: URL
     /// The provider's issuer (with the embedded provider: known once the app runs).
     private(set) var issuer: URL
-    let clientID: String
-    let clientSecret: String
+    private(set) var clientID: String
+    private(set) var clientSecret: String
     let user: (name: String, password: String)
+    /// Settings of the app beyond the provider's (`OAUTH2_EXAMPLE_*`).
+    var settings: [String: String] = [:]
+    /// The name of the journeys' browser profiles and log lines (`web-app`, `spa`).
+    var variant = "web-app"
+
+    /// The example's single-page app (`/spa/`) at Glewlwyd: a client of its own
+    /// (`$OAUTH2_TEST_GLEWLWYD_SPA_ID`) on a port of its own (`$OAUTH2_TEST_GLEWLWYD_SPA_URL`), at
+    /// the OIDC instance whose access tokens live 20 s (`$OAUTH2_TEST_GLEWLWYD_SPA_ISSUER`);
+    /// the example's bearer API accepts that client's tokens of scope `openid`.
+    static func glewlwydSinglePageApp() -> WebApp {
+        var app = WebApp(.glewlwyd)
+        app.base = URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_SPA_URL", "http://127.0.0.1:8768"))!
+        app.issuer = URL(string: Server.env(
+            "OAUTH2_TEST_GLEWLWYD_SPA_ISSUER", JourneyServer.glewlwyd.issuer.absoluteString.replacingOccurrences(of: "/api/oidc", with: "/api/oidc-spa")))!
+        app.clientID = Server.env("OAUTH2_TEST_GLEWLWYD_SPA_ID", "spa-webapp")
+        app.clientSecret = Server.env("OAUTH2_TEST_GLEWLWYD_SPA_SECRET", "spa-webapp-secret")
+        // Glewlwyd's access tokens name their scopes as their audience ("openid" alone: one
+        // scope, one audience); the bearer API accepts those, issued to this client.
+        app.settings = [
+            "OAUTH2_EXAMPLE_SCOPES": "openid", "OAUTH2_EXAMPLE_API_AUDIENCES": "openid", "OAUTH2_EXAMPLE_API_CLIENT_IDS": app.clientID,
+        ]
+        app.variant = "spa"
+        return app
+    }
 
     init(_ server: Provider, framework: Framework = .hummingbird) {
         self.server = server
@@ -314,12 +338,18 @@ struct WebApp {
     /// ``run(name:_:)`` with the running app: with the embedded provider, its address and its
     /// provider's issuer are known only then.
     func run(name: String, _ body: (Chromium, WebApp) async throws -> Void) async throws {
-        let chromium = try Chromium(name: "web-\(server.rawValue)-\(framework.rawValue)-\(name)")
+        try await run(name: name) { chromium, app, _ in try await body(chromium, app) }
+    }
+
+    /// ``run(name:_:)`` with the app's process too (its log, at debug level, as it grows).
+    func run(name: String, _ body: (Chromium, WebApp, RunningWorker) async throws -> Void) async throws {
+        let chromium = try Chromium(name: "web-\(server.rawValue)-\(framework.rawValue)-\(variant == "web-app" ? "" : variant + "-")\(name)")
         var environment = ProcessInfo.processInfo.environment
         environment["LOG_LEVEL"] = "debug"
         environment["OAUTH2_EXAMPLE_HOST"] = base.host
         environment["OAUTH2_EXAMPLE_PORT"] = base.port.map(String.init)
-        if let issuer = server.issuer {
+        for (name, value) in settings { environment[name] = value }
+        if server.issuer != nil {
             environment["OAUTH2_EXAMPLE_ISSUER"] = issuer.absoluteString
             environment["OAUTH2_EXAMPLE_CLIENT_ID"] = clientID
             environment["OAUTH2_EXAMPLE_CLIENT_SECRET"] = clientSecret
@@ -330,7 +360,7 @@ struct WebApp {
             }
         }
         let app = try RunningWorker.start([], environment: environment, executable: try executable())
-        if server != .embedded { IntegrationLog.record(server.rawValue, variant: "web-app") }
+        if server != .embedded { IntegrationLog.record(server.rawValue, variant: variant) }
         let result: Result<Void, any Error>
         do {
             let line = try await app.waitForLine(startingWith: "LISTENING ", timeout: .seconds(60))
@@ -342,7 +372,7 @@ struct WebApp {
             } else {
                 #expect(line == "LISTENING \(base.absoluteString)")
             }
-            try await body(chromium, running)
+            try await body(chromium, running, app)
             result = .success(())
         } catch {
             result = .failure(error)

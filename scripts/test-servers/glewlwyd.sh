@@ -153,6 +153,7 @@ seed_extras() {
   exists "/client/$WEBAPP_ID" || webapp_client
   seed_mcp_peers
   seed_ciba
+  spa_client
 }
 
 # The MCP peers of issue 27 (Tests/MCPPython): additive and idempotent, like seed_extras.
@@ -212,6 +213,23 @@ seed_ciba() {
       scope:["openid","g_profile","read"], backchannel_token_delivery_mode:"poll",
       backchannel_authentication_request_signing_alg:"ES256", token_endpoint_auth_method:["private_key_jwt"],
       jwks:$jwks[0]}')"
+}
+
+# The single-page app of the web example (its /spa/ page and SinglePageAppBackend, issue 30)
+# at $GLEWLWYD_SPA_URL: a confidential client of its own (the backend is the client; the page
+# never sees a token) with its callback and its home page as the post-logout redirect.
+# Idempotent: an existing client is left alone.
+# Its OIDC instance oidc-spa ($GLEWLWYD_SPA_ISSUER): access tokens that live 20 s, so that the
+# journey can wait for one to be due (renewed at half its life) and then count the renewals.
+spa_client() {
+  exists "/mod/plugin/oidc-spa" || api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$GLEWLWYD_SPA_ISSUER")" \
+    '{module:"oidc", name:"oidc-spa", display_name:"oidc-spa", parameters:($p + {"access-token-duration":20})}')"
+  exists "/client/$SPA_ID" && return 0
+  api POST /client/ "$(jq -n --arg id "$SPA_ID" --arg s "$SPA_SECRET" --arg app "$GLEWLWYD_SPA_URL" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, client_secret:$s,
+      redirect_uri:[$app + "/auth/callback"], post_logout_redirect_uris:[$app + "/"],
+      authorization_type:["code","refresh_token","delete_token"], scope:["openid","g_profile","read"],
+      token_endpoint_auth_method:["client_secret_basic","client_secret_post"]}')"
 }
 
 # The web example app of the browser journeys ($GLEWLWYD_WEBAPP_URL): a confidential client

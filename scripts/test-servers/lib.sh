@@ -86,6 +86,12 @@ WEBAPP_LEMONLDAP_PORT=${OAUTH2_TEST_WEBAPP_LEMONLDAP_PORT:-8767}
 GLEWLWYD_WEBAPP_URL=http://127.0.0.1:$WEBAPP_GLEWLWYD_PORT DOT_WEBAPP_URL=http://127.0.0.1:$WEBAPP_DOT_PORT
 LEMONLDAP_WEBAPP_URL=http://127.0.0.1:$WEBAPP_LEMONLDAP_PORT
 WEBAPP_ID=webapp WEBAPP_SECRET=webapp-secret
+# The single-page app of the same example (its /spa/ page and backend, issue 30), as a client of
+# its own at Glewlwyd on a port of its own: its journey (SinglePageAppJourneyTests) runs beside
+# the web app's without sharing a port or a registration.
+WEBAPP_SPA_PORT=${OAUTH2_TEST_WEBAPP_SPA_PORT:-8768}
+GLEWLWYD_SPA_URL=http://127.0.0.1:$WEBAPP_SPA_PORT SPA_ID=spa-webapp SPA_SECRET=spa-webapp-secret
+GLEWLWYD_SPA_ISSUER=$GLEWLWYD_URL/api/oidc-spa
 # DOT only: the web journeys' own user. DOT's RP-initiated logout revokes every token of the
 # user who logs out (all clients, every grant): with alice it would revoke the tokens of the
 # tests running beside it.

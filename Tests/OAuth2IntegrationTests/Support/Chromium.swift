@@ -73,6 +73,12 @@ struct Chromium {
         case visit(URL)
         /// Keep the page's rendered text as `<name>.txt` (``text(_:)`` reads it) and a screenshot.
         case text(String)
+        /// Run JavaScript in the page, as the body of an async function (it may `await`, and
+        /// must not navigate); what it answered is in ``Walk/evals``, in order.
+        case eval(String)
+        /// Keep every response of the app's origin the page has received so far, with its
+        /// body as Chromium kept it, as `<name>.json` (``responses(_:)`` reads it).
+        case bodies(String)
 
         var json: [String: String] {
             switch self {
@@ -80,10 +86,17 @@ struct Chromium {
             case .click(let selector): ["click": selector]
             case .visit(let url): ["visit": url.absoluteString]
             case .text(let name): ["text": name]
+            case .eval(let script): ["eval": script]
+            case .bodies(let name): ["bodies": name]
             }
         }
 
-        var navigates: Bool { if case .text = self { false } else { true } }
+        var navigates: Bool {
+            switch self {
+            case .open, .click, .visit: true
+            case .text, .eval, .bodies: false
+            }
+        }
     }
 
     /// Where a journey went: where each `open`, `click` and `visit` settled, and the frames
@@ -93,6 +106,14 @@ struct Chromium {
         var at: [URL]
         /// Each document a visited page's frames loaded, in order.
         var frames: [Frame]
+        /// What each `eval` step answered, in order, as JSON: `{"ok": result}` or `{"error": message}`.
+        var evals: [String] = []
+
+        /// The result of the `index`th eval; `nil` when it threw (its message is in ``evals``).
+        func evalResult(_ index: Int) -> Any? {
+            guard index < evals.count, let answer = try? JSONSerialization.jsonObject(with: Data(evals[index].utf8), options: .fragmentsAllowed) as? [String: Any] else { return nil }
+            return answer["ok"]
+        }
     }
 
     /// A document a frame loaded, with its HTTP status (`nil`: no answer came).
@@ -135,7 +156,8 @@ struct Chromium {
                 guard parts.count == 3, let url = URL(string: String(parts[2])) else { return nil }
                 return Frame(url: url, status: Int(parts[1]))
             }
-            return Walk(at: at, frames: frames)
+            let evals = driver.lines.filter { $0.hasPrefix("eval ") }.map { String($0.dropFirst(5)) }
+            return Walk(at: at, frames: frames, evals: evals)
         } catch {
             Issue.record("journey \(name): \(error)\n\(log)")
             return nil
@@ -145,6 +167,13 @@ struct Chromium {
     /// The rendered text a journey's `.text(name)` step kept (for a JSON document, the JSON).
     func text(_ name: String) throws -> String {
         try String(contentsOf: file("\(name).txt"), encoding: .utf8)
+    }
+
+    /// The responses a journey's `.bodies(name)` step kept: URL, status, resource type and
+    /// body (`nil` when Chromium no longer had it).
+    func responses(_ name: String) throws -> [(url: String, status: Int?, type: String?, body: String?)] {
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: file("\(name).json"))) as? [[String: Any]] ?? []
+        return list.map { ($0["url"] as? String ?? "", $0["status"] as? Int, $0["type"] as? String, $0["body"] as? String) }
     }
 
     /// The value of the cookie `name` in this profile's jar (as the last run left it).
