@@ -338,7 +338,7 @@ struct WebSessionStoreTests {
                 """)
 
             try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
-                #expect(try await store.migrate() == [4, 5, 6])
+                #expect(try await store.migrate() == [4, 5, 6, 7])
                 #expect(try await store.load(session.key) == session)
                 #expect(try await !PostgresReplayStore(store: store).insertIfAbsent("jti-1", expiresAt: now.addingTimeInterval(600), now: now))
                 let sessions = PostgresWebSessionStore(store: store)
