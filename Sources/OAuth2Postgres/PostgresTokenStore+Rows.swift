@@ -207,8 +207,9 @@ extension PostgresTokenStore {
         return keys.count
     }
 
-    /// How many rows each key id seals — sessions', registrations', and
-    /// ``PostgresWebSessionStore``'s web sessions' and pending sign-ins' together: a key of
+    /// How many rows each key id seals — sessions', registrations',
+    /// ``PostgresWebSessionStore``'s web sessions' and pending sign-ins', and
+    /// ``PostgresDownstreamTokenStore``'s downstream tokens together: a key of
     /// the ring can go once no row names it.
     ///
     /// - Throws: connection errors.
@@ -219,7 +220,8 @@ extension PostgresTokenStore {
                 SELECT key_id FROM \(unescaped: schema).oauth2_sessions
                 UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_registrations
                 UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_web_sessions
-                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_web_pending_sign_ins) AS rows
+                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_web_pending_sign_ins
+                UNION ALL SELECT key_id FROM \(unescaped: schema).oauth2_downstream_tokens) AS rows
             GROUP BY key_id
             """
         return try await withPooledConnection("counting rows by key") { [logger] connection in
@@ -235,8 +237,10 @@ extension PostgresTokenStore {
     /// session's under its lock (so that no renewal is overwritten), then registrations'
     /// (a registration written meanwhile is left as it is), then ``PostgresWebSessionStore``'s
     /// web sessions and pending sign-ins sealed with a previous key of the ring (one written
-    /// meanwhile is left as it is; one that does not open is no session, and is removed);
-    /// returns how many rows it sealed again or removed. Call it until it returns 0.
+    /// meanwhile is left as it is; one that does not open is no session, and is removed),
+    /// then ``PostgresDownstreamTokenStore``'s tokens of a previous key (one that does not
+    /// open is removed: the next request fetches it again); returns how many rows it sealed
+    /// again or removed. Call it until it returns 0.
     ///
     /// Web rows of a key the ring no longer holds are left: they open nowhere, go when
     /// read, and ``keyUsage()`` names their key until then.
@@ -264,7 +268,8 @@ extension PostgresTokenStore {
         }
         let registrations = try await resealRegistrationRows(limit: max(0, limit) - keys.count)
         let web = try await PostgresWebSessionStore(store: self).resealRows(limit: max(0, limit) - keys.count - registrations)
-        return resealed + registrations + web
+        let downstream = try await PostgresDownstreamTokenStore.resealRows(of: self, limit: max(0, limit) - keys.count - registrations - web)
+        return resealed + registrations + web + downstream
     }
 
     // MARK: - SQL

@@ -21,14 +21,16 @@ import PostgresNIO
 /// gives both web tables a `key_id` column (indexed), so that key rotation counts and reseals
 /// their rows: it is read, in SQL, from the sealed value, which names its key in its first
 /// bytes (see `RowCipher.sealEnvelope`); a row whose value names no key is no sealed value,
-/// never opens, and goes.
+/// never opens, and goes. Version 7 adds `oauth2_downstream_tokens(key_hash, session_hash,
+/// key_id, sealed, expires_at, updated_at)`, the tokens a service got for other audiences
+/// (``PostgresDownstreamTokenStore``), sealed like the sessions' rows and bound to their key.
 ///
 /// Migrations run in one transaction under an advisory lock of the schema, so replicas
 /// that start together migrate once; the applied versions are rows of
 /// `oauth2_schema_migrations`.
 enum StoreSchema {
     /// The newest schema version this library knows.
-    static let currentVersion = 6
+    static let currentVersion = 7
 
     struct Migration: Sendable {
         let version: Int
@@ -130,6 +132,22 @@ enum StoreSchema {
                     "CREATE INDEX \(table)_key_id ON \(schema).\(table) (key_id)",
                 ]
             }
+        },
+        Migration(version: 7, description: "downstream tokens") { schema in
+            [
+                """
+                CREATE TABLE \(schema).oauth2_downstream_tokens (
+                    key_hash text PRIMARY KEY,
+                    session_hash text,
+                    key_id text NOT NULL,
+                    sealed bytea NOT NULL,
+                    expires_at timestamptz NOT NULL,
+                    updated_at timestamptz NOT NULL)
+                """,
+                "CREATE INDEX oauth2_downstream_tokens_session ON \(schema).oauth2_downstream_tokens (session_hash)",
+                "CREATE INDEX oauth2_downstream_tokens_key_id ON \(schema).oauth2_downstream_tokens (key_id)",
+                "CREATE INDEX oauth2_downstream_tokens_expires_at ON \(schema).oauth2_downstream_tokens (expires_at)",
+            ]
         },
     ]
 

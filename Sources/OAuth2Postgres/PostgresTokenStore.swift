@@ -255,11 +255,14 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     ) async throws -> T {
         // `body` runs in a child task of `withLease`, which ends before this call returns.
         try await withoutActuallyEscaping(body) { body in
-            try await locked(key, body)
+            try await locked(lockID: lockID(key), named: "\(key)", body)
         }
     }
 
-    private func locked<T: Sendable>(_ key: TokenSessionKey, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// ``withExclusiveAccess(to:_:)`` for any advisory lock of the schema: `body` runs in a
+    /// transaction holding the lock `lockID` (`name` says whose, in errors and logs), on a
+    /// connection that ``currentTransaction`` names.
+    func locked<T: Sendable>(lockID: Int64, named key: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await migrate()
         do {
             // A connection lost before the lock was held took nothing with it: the
@@ -267,7 +270,7 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
             let (value, transaction) = try await retryingLostConnections {
                 do {
                     return try await withLease { connection in
-                        try await self.runTransaction(of: key, on: connection, body)
+                        try await self.runTransaction(lockID: lockID, named: key, on: connection, body)
                     }
                 } catch Failure.unstarted(let error, _) where Self.isConnectionLoss(error) {
                     throw error
@@ -287,9 +290,8 @@ public final class PostgresTokenStore: TokenStoreChangeObserving, Service, Senda
     /// One transaction of ``withExclusiveAccess(to:_:)`` on `connection`: begin, take the
     /// lock, run `body`, commit (or roll back). Throws ``Failure``.
     private func runTransaction<T: Sendable>(
-        of key: TokenSessionKey, on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
+        lockID: Int64, named key: String, on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> (T, Transaction) {
-        let lockID = lockID(key)
         let timeout = max(1, configuration.lockTimeout.milliseconds)
         let logger = self.logger
         let backendPID: Int32

@@ -88,7 +88,8 @@ struct WebSignInTests {
         configuration: WebSignInConfiguration = WebSignInConfiguration(publicBaseURL: base, scopes: ["openid", "profile", "offline_access"]),
         log: CapturedLog? = nil, sessions: MemoryWebSessionStore = MemoryWebSessionStore(),
         sessionStore: (MemoryWebSessionStore) -> any WebSessionStore = { $0 },
-        tokenStore: (MemoryTokenStore) -> any TokenStore = { $0 }, _ body: (App) async throws -> Void
+        tokenStore: (MemoryTokenStore) -> any TokenStore = { $0 }, downstreamTokens: DownstreamTokens? = nil,
+        _ body: (App) async throws -> Void
     ) async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
             provider.register(TestProvider.Client(
@@ -102,7 +103,7 @@ struct WebSignInTests {
             let date = ManualDate()
             let signIn = WebSignIn(
                 client: client, configuration: configuration, webSessions: sessionStore(sessions), tokenStore: tokenStore(tokens),
-                logger: log?.logger() ?? Logger(label: "test"), now: date.function)
+                downstreamTokens: downstreamTokens, logger: log?.logger() ?? Logger(label: "test"), now: date.function)
             try await body(App(provider: provider, signIn: signIn, sessions: sessions, tokens: tokens, date: date))
         }
     }
@@ -427,6 +428,32 @@ struct WebSignInTests {
             // The refresh token was revoked at the provider.
             let introspection = try await app.signIn.client.introspect(refreshToken)
             #expect(!introspection.active)
+        }
+    }
+
+    @Test("Sign-out drops the session's downstream tokens (store and memory); another user's stay")
+    func signOutDropsDownstreamTokens() async throws {
+        let store = MemoryDownstreamTokenStore()
+        let downstream = DownstreamTokens(store: store)
+        try await Self.withApp(downstreamTokens: downstream) { app in
+            let browser = Browser()
+            try await app.signIn(browser)
+            let user = try #require(Self.user(await app.user(browser)))
+            func key(_ session: String) -> DownstreamTokenKey {
+                DownstreamTokenKey(session: session, grant: .tokenExchange, issuer: "https://as.example.com", clientID: "app", audiences: ["orders"])
+            }
+            let fetch: @Sendable () async throws -> DownstreamToken = {
+                DownstreamToken(token: "downstream", tokenType: "Bearer", expiresAt: Date().addingTimeInterval(3600), issuedAt: Date())
+            }
+            _ = try await downstream.token(for: key(user.record.account), fetch: fetch)
+            _ = try await downstream.token(for: key("another-user"), fetch: fetch)
+            #expect(store.count == 2)
+            let out = await app.send(browser, browser.request(.post, "/auth/logout", origin: "http://127.0.0.1:8000"), body: "csrf=\(user.csrfToken)")
+            #expect(out.status == .seeOther)
+            #expect(store.count == 1)
+            #expect(downstream.memoryCount == 1)
+            #expect(try await store.load(key(user.record.account)) == nil)
+            #expect(try await store.load(key("another-user")) != nil)
         }
     }
 

@@ -80,6 +80,44 @@ func fleetRefreshBenchmark(replicas: Int, callers: Int, slot: Slot<Fleet>) {
     )
 }
 
+/// Registers "Downstream tokens, 4 replicas × 100 callers on a cold key": per iteration, a
+/// new key; `callers` concurrent `DownstreamTokens.token(for:fetch:)` calls on each replica's
+/// cache (over its own `PostgresDownstreamTokenStore`) start at once, and the time is from
+/// their start until every caller has its token. The fetch answers after 5 ms and counts its
+/// calls; the benchmark stops unless exactly one fetch ran and every caller got its token.
+func downstreamColdKeyBenchmark(replicas: Int, callers: Int, slot: Slot<Replicas>) {
+    let iterations = Counter()
+    Benchmark(
+        "Downstream tokens, \(replicas) replicas × \(callers) callers on a cold key, fetch answers after 5 ms",
+        configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10), maxIterations: 200),
+        closure: { benchmark in
+            let fleet = slot.value
+            let caches = fleet.stores.map { DownstreamTokens(store: PostgresDownstreamTokenStore(store: $0)) }
+            let key = DownstreamTokenKey(
+                session: "user-\(iterations.increment())", grant: .tokenExchange, issuer: "https://as.example.com", clientID: "gateway",
+                audiences: ["https://orders.example.com"], scopes: ["orders:read"])
+            let fetches = Counter()
+            let fetch: @Sendable () async throws -> DownstreamToken = {
+                let n = fetches.increment()
+                try await Task.sleep(for: .milliseconds(5))
+                return DownstreamToken(token: "token-\(n)", tokenType: "Bearer", expiresAt: Date().addingTimeInterval(3600), issuedAt: Date())
+            }
+            benchmark.startMeasurement()
+            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                for cache in caches {
+                    for _ in 0..<callers { group.addTask { try await cache.token(for: key, fetch: fetch).token } }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            benchmark.stopMeasurement()
+            precondition(fetches.value == 1, "one fetch per key for the fleet broken: \(fetches.value) fetches")
+            precondition(tokens.count == replicas * callers && Set(tokens).count == 1, "callers got \(Set(tokens).count) different tokens")
+        },
+        setup: { slot.put(try await Replicas.start(count: replicas, cacheCapacity: 0)) },
+        teardown: { await slot.take()?.stop() }
+    )
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration.timeUnits = .microseconds
     // Before every benchmark of this target, the memory-store ones included: without the
@@ -283,4 +321,5 @@ let benchmarks: @Sendable () -> Void = {
     fleetRefreshBenchmark(replicas: 1, callers: 1, slot: Slot())
     fleetRefreshBenchmark(replicas: 4, callers: 1, slot: Slot())
     fleetRefreshBenchmark(replicas: 4, callers: 100, slot: Slot())
+    downstreamColdKeyBenchmark(replicas: 4, callers: 100, slot: Slot())
 }

@@ -146,6 +146,26 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
+    // Goal (issue 30): a downstream token in memory served in at most 1 µs.
+    Benchmark(
+        "DownstreamTokens.token, memory hit",
+        configuration: .init(metrics: [.wallClock, .cpuTotal, .throughput, .mallocCountTotal], timeUnits: .nanoseconds, scalingFactor: .kilo, maxDuration: .seconds(3))
+    ) { benchmark in
+        let cache = DownstreamTokens()
+        let key = DownstreamTokenKey(
+            session: "user-session", grant: .tokenExchange, issuer: "https://as.example.com", clientID: "gateway",
+            audiences: ["https://orders.example.com"], scopes: ["orders:read", "orders:write"], dpopThumbprint: "thumbprint")
+        let fetch: @Sendable () async throws -> DownstreamToken = {
+            DownstreamToken(token: "a-downstream-token", tokenType: "Bearer", expiresAt: Date().addingTimeInterval(3600), issuedAt: Date())
+        }
+        _ = try await cache.token(for: key, fetch: fetch)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await cache.token(for: key, fetch: fetch))
+        }
+        benchmark.stopMeasurement()
+    }
+
     Benchmark(
         "Token round trip, server answers after 5 ms",
         configuration: .init(metrics: [.wallClock], maxDuration: .seconds(5), maxIterations: 200),

@@ -53,6 +53,10 @@ public struct WebSignIn: Sendable {
     public let tokenStore: any TokenStore
     /// The options of each user's token `TokenSession`.
     public let tokenSessionOptions: TokenSession.Options
+    /// The tokens the app gets for other services on its users' behalf, keyed by the user
+    /// session `WebSessionRecord.account`: a session's end (sign-out, back- or front-channel
+    /// logout) drops them, on every replica with a shared store.
+    public let downstreamTokens: DownstreamTokens?
     private let backChannel: BackChannelLogoutEndpoint?
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -81,12 +85,15 @@ public struct WebSignIn: Sendable {
     ///   - replayStore: where the `jti` of each logout token is recorded; share one
     ///     (`PostgresReplayStore`) between replicas, or a replica may accept a replayed token.
     ///   - tokenSessionOptions: the options of each user's token session.
+    ///   - downstreamTokens: the cache of tokens for other services, keyed by
+    ///     ``WebSessionRecord/account``; every session that ends drops its entries.
     ///   - logger: sign-ins, sign-outs and refusals at debug level (reasons, never values).
     ///   - now: the clock of sessions and sign-ins (tests inject theirs).
     public init(
         client: OAuth2Client, configuration: WebSignInConfiguration,
         webSessions: any WebSessionStore = MemoryWebSessionStore(), tokenStore: any TokenStore = MemoryTokenStore(),
         replayStore: any ReplayStore = MemoryReplayStore(), tokenSessionOptions: TokenSession.Options = TokenSession.Options(),
+        downstreamTokens: DownstreamTokens? = nil,
         logger: Logger = Logger(label: "swift-oauth2.web-sign-in"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.client = client
@@ -94,6 +101,7 @@ public struct WebSignIn: Sendable {
         self.webSessions = webSessions
         self.tokenStore = tokenStore
         self.tokenSessionOptions = tokenSessionOptions
+        self.downstreamTokens = downstreamTokens
         self.logger = logger
         self.now = now
         if let keySet = client.keySet, let issuer = client.metadata.issuer {
@@ -524,7 +532,10 @@ public struct WebSignIn: Sendable {
     }
 
     func removeTokens(of records: [WebSessionRecord]) async throws {
-        for record in records { try await tokenStore.remove(tokenKey(record.account)) }
+        for record in records {
+            try await tokenStore.remove(tokenKey(record.account))
+            try await downstreamTokens?.endSession(record.account)
+        }
     }
 
     func tokenKey(_ account: String) -> TokenSessionKey { TokenSession.key(for: client, account: account) }
