@@ -311,6 +311,8 @@ let package = Package(
             name: "MCPServerExample",
             dependencies: [
                 "OAuth2", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing",
+                // Its own client to the embedded provider on HTTPS with a CA of the run's own.
+                "OAuth2AsyncHTTPClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
