@@ -526,6 +526,8 @@ let package = Package(
             name: "OAuth2MCPTests",
             dependencies: [
                 "OAuth2", "OAuth2MCP", "OAuth2JOSE", "OAuth2Web", "OAuth2TestSupport",
+                // The SDK's own OAuth against the example's provider on HTTPS (a CA of the run's own).
+                "OAuth2AsyncHTTPClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
