@@ -35,6 +35,9 @@ final class ProviderTLSURLProtocol: URLProtocol {
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var route: Route?
+    nonisolated(unsafe) private static var loaded = 0
+    /// How many requests were taken over since ``with(origin:transport:_:)`` began.
+    static var loadedRequests: Int { lock.withLock { loaded } }
     private let loading = NSLock()
     private var loadingTask: Task<Void, Never>?
 
@@ -42,7 +45,10 @@ final class ProviderTLSURLProtocol: URLProtocol {
     /// while `body` runs.
     static func with<T>(origin: URL, transport: AsyncHTTPClientTransport, _ body: () async throws -> T) async throws -> T {
         guard let scheme = origin.scheme?.lowercased(), let host = origin.host?.lowercased() else { throw URLError(.badURL) }
-        lock.withLock { route = Route(scheme: scheme, host: host, port: origin.port ?? 443, transport: transport) }
+        lock.withLock {
+            route = Route(scheme: scheme, host: host, port: origin.port ?? 443, transport: transport)
+            loaded = 0
+        }
         defer { lock.withLock { route = nil } }
         return try await body()
     }
@@ -74,6 +80,7 @@ final class ProviderTLSURLProtocol: URLProtocol {
             client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
             return
         }
+        Self.lock.withLock { Self.loaded += 1 }
         var outgoing = HTTPRequest(method: method, url: url)
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
             if let field = HTTPField.Name(name) { outgoing.headerFields.append(HTTPField(name: field, value: value)) }
