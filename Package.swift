@@ -311,6 +311,8 @@ let package = Package(
             name: "MCPServerExample",
             dependencies: [
                 "OAuth2", "OAuth2Web", "OAuth2Hummingbird", "OAuth2Testing",
+                // Its own client to the embedded provider on HTTPS with a CA of the run's own.
+                "OAuth2AsyncHTTPClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
@@ -524,6 +526,8 @@ let package = Package(
             name: "OAuth2MCPTests",
             dependencies: [
                 "OAuth2", "OAuth2MCP", "OAuth2JOSE", "OAuth2Web", "OAuth2TestSupport",
+                // The SDK's own OAuth against the example's provider on HTTPS (a CA of the run's own).
+                "OAuth2AsyncHTTPClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),

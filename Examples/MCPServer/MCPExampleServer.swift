@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import OAuth2
+import OAuth2AsyncHTTPClient
 import OAuth2Hummingbird
 import OAuth2Testing
 import OAuth2Web
@@ -24,11 +25,12 @@ enum MCPExampleServer {
     ///   - embeddedProvider: the provider to use when `settings.issuer` is `nil` (tests pass
     ///     theirs); `nil`: start one with the demo configuration, for as long as the server runs.
     ///   - onProvider: called with the embedded provider's issuer and the MCP client's id.
-    ///   - onListening: called with the resource identifier once the server accepts connections.
+    ///   - onListening: called with the resource identifier and the port listened on once the
+    ///     server accepts connections.
     static func run(
         settings: MCPExampleSettings, embeddedProvider: TestProvider? = nil, logger: Logger, handlesSignals: Bool,
         onProvider: @escaping @Sendable (_ issuer: URL, _ clientID: String) async -> Void = { _, _ in },
-        onListening: @escaping @Sendable (_ resource: URL) async -> Void
+        onListening: @escaping @Sendable (_ resource: URL, _ port: Int) async -> Void
     ) async throws {
         var startedProvider: TestProvider?
         do {
@@ -44,7 +46,7 @@ enum MCPExampleServer {
     private static func serve(
         settings: MCPExampleSettings, embeddedProvider: TestProvider?, startedProvider: inout TestProvider?, logger: Logger,
         handlesSignals: Bool, onProvider: @escaping @Sendable (_ issuer: URL, _ clientID: String) async -> Void,
-        onListening: @escaping @Sendable (_ resource: URL) async -> Void
+        onListening: @escaping @Sendable (_ resource: URL, _ port: Int) async -> Void
     ) async throws {
         let provider: TestProvider?
         let issuer: URL
@@ -61,6 +63,7 @@ enum MCPExampleServer {
             } else {
                 var configuration = TestProvider.Configuration.demo
                 configuration.clientMetadataDocuments = settings.clientMetadataDocuments
+                configuration.tls = settings.providerTLS
                 startedProvider = try await TestProvider.start(configuration: configuration)
                 provider = startedProvider
             }
@@ -78,10 +81,31 @@ enum MCPExampleServer {
         }
         // The server's own client: it asks the authorization server whether a token is active
         // (RFC 7662). A metadata cache of its own: a test's embedded provider may reuse the
-        // port, and so the issuer, of an earlier one.
+        // port, and so the issuer, of an earlier one. To an embedded provider on HTTPS it goes
+        // through AsyncHTTPClient, which can trust a CA of the run's own (URLSession on Linux
+        // trusts only the system's store).
+        let tlsTransport = provider != nil && settings.providerTLS != nil
+            ? AsyncHTTPClientTransport(tls: .init(caBundlePath: settings.providerTLSRootsPath)) : nil
+        do {
+            try await serve(settings: settings, issuer: issuer, clientID: clientID, clientSecret: clientSecret, transport: tlsTransport,
+                            logger: logger, handlesSignals: handlesSignals, onListening: onListening)
+        } catch {
+            try? await tlsTransport?.shutdown()
+            throw error
+        }
+        try? await tlsTransport?.shutdown()
+    }
+
+    /// Serves with the authorization server at `issuer` (through `transport` if given).
+    private static func serve(
+        settings: MCPExampleSettings, issuer: URL, clientID: String, clientSecret: String?, transport: (any HTTPTransport)?,
+        logger: Logger, handlesSignals: Bool, onListening: @escaping @Sendable (_ resource: URL, _ port: Int) async -> Void
+    ) async throws {
+        var environment = HTTPEnvironment(logger: logger, metadataCache: MetadataCache())
+        if let transport { environment.transport = transport }
         let client = try await OAuth2Client(
             server: .issuer(issuer), configuration: ClientConfiguration(clientID: clientID, clientSecret: clientSecret, scopes: []),
-            environment: HTTPEnvironment(logger: logger, metadataCache: MetadataCache()))
+            environment: environment)
 
         let responder = DeferredResponder<MCPRequestContext>()
         let endpoint = EndpointBox()
@@ -91,7 +115,8 @@ enum MCPExampleServer {
             onServerRunning: { channel in
                 // Only now is the port known (0 asks for any free one), and with it the resource
                 // identifier: the public URL's /mcp.
-                let resource = settings.resourceIdentifier(port: channel.localAddress?.port ?? settings.port)
+                let port = channel.localAddress?.port ?? settings.port
+                let resource = settings.resourceIdentifier(port: port)
                 do {
                     let resourceServer = try ResourceServer(
                         resource: ProtectedResource(
@@ -103,7 +128,7 @@ enum MCPExampleServer {
                     endpoint.set(mcp)
                     responder.set(router(resourceServer: resourceServer, endpoint: mcp).buildResponder())
                     logger.info("Serving MCP at \(resource.absoluteString)")
-                    await onListening(resource)
+                    await onListening(resource, port)
                 } catch {
                     logger.critical("The resource server cannot be configured: \(error)")
                 }

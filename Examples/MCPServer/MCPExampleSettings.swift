@@ -20,6 +20,12 @@ struct MCPExampleSettings: Sendable {
     /// Document (a `client_id` that is an https URL), and the roots it trusts fetching them;
     /// `nil`: it does not.
     var clientMetadataDocuments: TestProvider.ClientMetadataDocuments?
+    /// The certificate and key the embedded provider serves HTTPS with; `nil`: plain HTTP on
+    /// loopback.
+    var providerTLS: TestProvider.TLS?
+    /// A PEM file of the roots the server's own client trusts when it reaches the embedded
+    /// provider over HTTPS; `nil`: the system's (or `SSL_CERT_FILE`'s).
+    var providerTLSRootsPath: String?
 
     /// Settings with every default: the embedded provider, 127.0.0.1:8090.
     init() {}
@@ -52,6 +58,33 @@ struct MCPExampleSettings: Sendable {
         }
         if clientMetadataDocuments != nil, issuer != nil {
             throw MCPExampleSettingsError("OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS applies to the embedded provider only (not with OAUTH2_EXAMPLE_ISSUER)")
+        }
+        let certificatePath = value("OAUTH2_EXAMPLE_PROVIDER_TLS_CERTIFICATE")
+        let keyPath = value("OAUTH2_EXAMPLE_PROVIDER_TLS_KEY")
+        switch (certificatePath, keyPath) {
+        case (nil, nil): break
+        case (let certificatePath?, let keyPath?):
+            guard let chain = try? String(contentsOfFile: certificatePath, encoding: .utf8) else {
+                throw MCPExampleSettingsError("OAUTH2_EXAMPLE_PROVIDER_TLS_CERTIFICATE is not a readable file")
+            }
+            guard let key = try? String(contentsOfFile: keyPath, encoding: .utf8) else {
+                throw MCPExampleSettingsError("OAUTH2_EXAMPLE_PROVIDER_TLS_KEY is not a readable file")
+            }
+            providerTLS = TestProvider.TLS(certificateChainPEM: chain, privateKeyPEM: key)
+        default:
+            throw MCPExampleSettingsError("OAUTH2_EXAMPLE_PROVIDER_TLS_CERTIFICATE and OAUTH2_EXAMPLE_PROVIDER_TLS_KEY go together")
+        }
+        if let path = value("OAUTH2_EXAMPLE_PROVIDER_TLS_CA") {
+            guard providerTLS != nil else {
+                throw MCPExampleSettingsError("OAUTH2_EXAMPLE_PROVIDER_TLS_CA needs OAUTH2_EXAMPLE_PROVIDER_TLS_CERTIFICATE and OAUTH2_EXAMPLE_PROVIDER_TLS_KEY")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw MCPExampleSettingsError("OAUTH2_EXAMPLE_PROVIDER_TLS_CA is not a readable file")
+            }
+            providerTLSRootsPath = path
+        }
+        if providerTLS != nil, issuer != nil {
+            throw MCPExampleSettingsError("OAUTH2_EXAMPLE_PROVIDER_TLS_* apply to the embedded provider only (not with OAUTH2_EXAMPLE_ISSUER)")
         }
         if let text = value("OAUTH2_EXAMPLE_HOST") { host = text }
         if let text = value("OAUTH2_EXAMPLE_PORT") {

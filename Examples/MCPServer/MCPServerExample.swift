@@ -23,7 +23,14 @@
 //                                 as client_id), fetched with the system's trust roots
 //   OAUTH2_EXAMPLE_CLIENT_METADATA_DOCUMENTS_CA  a PEM file of roots to trust instead
 //                                 (implies on; for tests serving documents with their own CA)
-// Prints `LISTENING <resource identifier>` on standard output once it accepts connections,
+//   OAUTH2_EXAMPLE_PROVIDER_TLS_CERTIFICATE  a PEM certificate chain for 127.0.0.1: the embedded
+//   OAUTH2_EXAMPLE_PROVIDER_TLS_KEY          provider serves HTTPS with it and this key (PEM), its
+//                                 issuer https://127.0.0.1:<port> (for clients that take only
+//                                 HTTPS authorization servers); unset: plain HTTP on loopback
+//   OAUTH2_EXAMPLE_PROVIDER_TLS_CA  a PEM file of the roots the server trusts when it
+//                                 introspects tokens there (default: the system's, SSL_CERT_FILE)
+// Prints `PORT <port listened on>` and `LISTENING <resource identifier>` on standard output
+// once it accepts connections (the port matters behind OAUTH2_EXAMPLE_PUBLIC_URL),
 // and with the embedded provider first `PROVIDER <issuer> <client id>` (the public client an
 // MCP client signs in with); logs go to standard error.
 
@@ -47,9 +54,9 @@ enum MCPServerExample {
                 onProvider: { issuer, clientID in
                     FileHandle.standardOutput.write(Data("PROVIDER \(issuer.absoluteString) \(clientID)\n".utf8))
                 },
-                onListening: { resource in
-                    // One write, unbuffered: the line is out as soon as it is written.
-                    FileHandle.standardOutput.write(Data("LISTENING \(resource.absoluteString)\n".utf8))
+                onListening: { resource, port in
+                    // One write, unbuffered: the lines are out as soon as they are written.
+                    FileHandle.standardOutput.write(Data("PORT \(port)\nLISTENING \(resource.absoluteString)\n".utf8))
                 })
         } catch {
             logger.critical("The example MCP server stopped: \(error)")

@@ -216,6 +216,9 @@ extension TestProvider {
         /// Whether and how a `client_id` that is an `https` URL names a Client ID Metadata
         /// Document the provider fetches; `nil` (the default): such ids are unknown clients.
         public var clientMetadataDocuments: ClientMetadataDocuments? = nil
+        /// The certificate the provider serves HTTPS with; `nil` (the default): plain HTTP on
+        /// loopback (RFC 8252 §8.3 lets native clients use it there).
+        public var tls: TLS? = nil
 
         /// Creates a configuration.
         public init(
@@ -278,6 +281,7 @@ extension TestProvider {
             }
             guard (0...65535).contains(port) else { throw fail("The port \(port) is out of range.") }
             try clientMetadataDocuments?.validate()
+            _ = try tls?.serverContext()
         }
     }
 }

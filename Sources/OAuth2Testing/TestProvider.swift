@@ -34,7 +34,8 @@ import OAuth2JOSE
 /// `OAuth2` module's JOSE). It keeps everything in memory, and listens on loopback only.
 /// Tokens, codes and secrets never reach a log: it has none.
 public final class TestProvider: Sendable {
-    /// The issuer: `http://127.0.0.1:<port>` and the configured path.
+    /// The issuer: `http://127.0.0.1:<port>` (`https` with ``Configuration/tls``) and the
+    /// configured path.
     public let issuer: URL
     /// The port it listens on.
     public let port: Int
@@ -57,13 +58,14 @@ public final class TestProvider: Sendable {
         let firstKey = try configuration.signingKey.map(keyed) ?? newKey(configuration.signingAlgorithm)
         // The handler needs the core, the core needs the issuer, the issuer needs the port.
         let box = Locked<ProviderCore?>(nil)
-        let server = try await HTTPServer(host: "127.0.0.1", port: configuration.port) { request in
+        let tls = try configuration.tls?.serverContext()
+        let server = try await HTTPServer(host: "127.0.0.1", port: configuration.port, tls: tls) { request in
             guard let core = box.withLock({ $0 }) else {
                 return .response(.serviceUnavailable, headers: [("Retry-After", "1")], body: [])
             }
             return await core.handle(request)
         }
-        let issuerText = "http://127.0.0.1:\(server.port)" + configuration.issuerPath
+        let issuerText = "\(tls == nil ? "http" : "https")://127.0.0.1:\(server.port)" + configuration.issuerPath
         guard let issuer = URL(string: issuerText) else {
             await server.shutdown()
             throw TestProviderError(.invalidConfiguration, "The issuer \(issuerText) is not a URL.")

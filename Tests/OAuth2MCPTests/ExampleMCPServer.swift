@@ -15,8 +15,10 @@ import FoundationNetworking
 /// (scripts/test builds it with the tests' traits and sets it). Missing, the tests fail: they
 /// never skip.
 struct ExampleMCPServer {
-    /// Its resource identifier: the `/mcp` URL.
+    /// Its resource identifier: the `/mcp` URL (of `OAUTH2_EXAMPLE_PUBLIC_URL` when given).
     let resource: URL
+    /// Where it listens: `http://127.0.0.1:<port>`.
+    let address: URL
     /// The embedded provider's issuer.
     let issuer: URL
     /// The public client an MCP client signs in with there.
@@ -25,8 +27,9 @@ struct ExampleMCPServer {
 
     static let variable = "OAUTH2_MCP_SERVER_EXAMPLE"
 
-    /// Starts the server, runs `body`, stops the server (also when `body` throws).
-    static func with<T>(_ body: (ExampleMCPServer) async throws -> T) async throws -> T {
+    /// Starts the server (with `extra` added to its environment), runs `body`, stops the
+    /// server (also when `body` throws).
+    static func with<T>(environment extra: [String: String] = [:], _ body: (ExampleMCPServer) async throws -> T) async throws -> T {
         let path = try #require(
             ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 },
             "\(variable) names no binary: build it with `swift build --product oauth2-mcp-server-example --traits URLSession,Postgres,Vapor,Hummingbird,MCP` and set it to the binary (scripts/test does)")
@@ -37,14 +40,17 @@ struct ExampleMCPServer {
         }
         environment["OAUTH2_EXAMPLE_HOST"] = "127.0.0.1"
         environment["OAUTH2_EXAMPLE_PORT"] = "0"
+        environment.merge(extra) { _, given in given }
         let process = try RunningWorker.start([], environment: environment, executable: URL(fileURLWithPath: path))
         let result: Result<T, any Error>
         do {
             // Hang bounds, not speed requirements.
             let provider = try await process.waitForLine(startingWith: "PROVIDER ", timeout: .seconds(120)).split(separator: " ")
             let listening = try await process.waitForLine(startingWith: "LISTENING ", timeout: .seconds(120))
+            let port = try #require(Int(try await process.waitForLine(startingWith: "PORT ", timeout: .seconds(10)).dropFirst("PORT ".count)))
             let server = ExampleMCPServer(
                 resource: try #require(URL(string: String(listening.dropFirst("LISTENING ".count)))),
+                address: try #require(URL(string: "http://127.0.0.1:\(port)")),
                 issuer: try #require(provider.count == 3 ? URL(string: String(provider[1])) : nil, "\(provider)"),
                 clientID: String(provider[2]), process: process)
             result = .success(try await body(server))
@@ -77,9 +83,9 @@ struct ExampleMCPServer {
         return try await client.completeAuthorization(callbackURL: try await redirect(from: request.url), request: request)
     }
 
-    /// Where `url` redirects to (one hop, followed by nobody).
-    static func redirect(from url: URL) async throws -> URL {
-        let (response, _) = try await URLSessionTransport.shared.send(HTTPRequest(method: .get, url: url), body: nil)
+    /// Where `url` redirects to (one hop, followed by nobody), fetched through `transport`.
+    static func redirect(from url: URL, through transport: any HTTPTransport = URLSessionTransport.shared) async throws -> URL {
+        let (response, _) = try await transport.send(HTTPRequest(method: .get, url: url), body: nil)
         let location = try #require(response.headerFields[.location], "\(url.path) answered \(response.status) without a redirect")
         return try #require(URL(string: location, relativeTo: url)?.absoluteURL)
     }
@@ -98,9 +104,25 @@ struct SSEUnwrappingRelay {
     /// The MCP endpoint through the relay.
     let endpoint: URL
 
+    /// Where a relay forwards to: a server's origin, known once the server listens.
+    final class Target: @unchecked Sendable {
+        private let lock = NSLock()
+        private var url: URL?
+        init(_ url: URL? = nil) { self.url = url }
+        func set(_ url: URL) { lock.withLock { self.url = url } }
+        var value: URL? { lock.withLock { url } }
+    }
+
+    /// A relay to `resource`'s server; its endpoint has `resource`'s path.
     static func with<T>(to resource: URL, _ body: (SSEUnwrappingRelay) async throws -> T) async throws -> T {
-        let target = resource
-        return try await LocalHTTPServer.with(handler: { request in
+        try await with(target: Target(resource), path: resource.path, body)
+    }
+
+    /// A relay to `target`'s origin (answering 503 until it is set), its endpoint at `path`:
+    /// for a server started after the relay, its public URL the relay's.
+    static func with<T>(target: Target, path: String, _ body: (SSEUnwrappingRelay) async throws -> T) async throws -> T {
+        try await LocalHTTPServer.with(handler: { request in
+            guard let target = target.value else { return .response(HTTPResponse(status: .serviceUnavailable), Data()) }
             var components = URLComponents(url: target, resolvingAgainstBaseURL: false)!
             components.percentEncodedPath = request.path
             var forwarded = HTTPRequest(method: request.head.method, url: components.url!)
@@ -123,7 +145,7 @@ struct SSEUnwrappingRelay {
             return .response(HTTPResponse(status: response.status, headerFields: fields), body)
         }) { server in
             var components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false)!
-            components.path = target.path
+            components.path = path
             return try await body(SSEUnwrappingRelay(server: server, endpoint: components.url!))
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// A request as the provider's endpoints see it.
 struct HTTPServerRequest: Sendable {
@@ -30,7 +31,8 @@ enum HTTPServerReply: Sendable {
 
 /// A small HTTP/1.1 server on a loopback address: each request, read whole (up to
 /// ``maximumBodySize``), is answered by an async closure. Connections are kept alive as
-/// the client asks; requests on one connection are answered in order.
+/// the client asks; requests on one connection are answered in order. With a TLS context it
+/// speaks HTTPS.
 final class HTTPServer: Sendable {
     typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPServerReply
 
@@ -42,7 +44,7 @@ final class HTTPServer: Sendable {
     private let serverChannel: any Channel
     private let serving: Task<Void, Never>
 
-    init(host: String, port: Int, handler: @escaping Handler) async throws {
+    init(host: String, port: Int, tls: NIOSSLContext? = nil, handler: @escaping Handler) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let listener: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
         do {
@@ -52,6 +54,7 @@ final class HTTPServer: Sendable {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
                     }
