@@ -153,14 +153,14 @@ extension OAuth2Client {
         let attempt = try await tokenPollAttempt(
             .ciba(authenticationRequestID: authentication.authenticationRequestID), scopes: authentication.scopes)
         guard case .tokens(let tokens) = attempt else { return attempt }
-        guard let idToken = tokens.idToken else {
+        guard tokens.idToken != nil else {
             throw OAuth2Error(.invalidIDToken, source: .server, message: "The token response to a backchannel authentication has no ID token.")
         }
         var expectations = IDTokenValidator.Expectations(accessToken: tokens.accessToken)
         expectations.authenticationRequestID = authentication.authenticationRequestID
         expectations.refreshToken = tokens.refreshToken
         expectations.subject = authentication.expectedSubject
-        _ = try await validateIDToken(idToken, expecting: expectations)
-        return .tokens(tokens)
+        // Decrypted when encrypted, the signed ID token kept.
+        return .tokens(try await validatingIDToken(in: tokens, expecting: expectations))
     }
 }
