@@ -63,6 +63,10 @@ GLEWLWYD_SHORT_ISSUER=$GLEWLWYD_URL/api/oidc-short
 # Glewlwyd only: the API (RFC 8707 resource) that tokens of scope read may be asked for; the
 # resource server tests verify such tokens with it as their audience. Never fetched.
 GLEWLWYD_RESOURCE=https://api.example.test/orders
+# Glewlwyd only: an OIDC instance with Rich Authorization Requests (RFC 9396, type
+# payment_initiation) and a confidential client allowed that type; its introspection answers
+# JWTs (RFC 9701) on request.
+GLEWLWYD_RAR_ISSUER=$GLEWLWYD_URL/api/oidc-rar RAR_ID=rar-client RAR_SECRET=rar-client-secret
 
 # The web example app of the browser journeys (Examples/HummingbirdWebApp, run by
 # WebAppJourneyTests), as a confidential client `webapp` of Glewlwyd, of DOT and of LemonLDAP::NG.

@@ -19,6 +19,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case jwtClientAuthentication = "jwt-client-auth"
     case registration
     case tokenExchange = "token-exchange"
+    case richAuthorization = "rar"
+    case jwtIntrospection = "jwt-introspection"
 
     var description: String { rawValue }
 
@@ -40,6 +42,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .jwtClientAuthentication: "JWT client auth"
         case .registration: "Registration"
         case .tokenExchange: "Token exchange"
+        case .richAuthorization: "RAR"
+        case .jwtIntrospection: "JWT introspection answers"
         }
     }
 
@@ -72,6 +76,15 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return methods.contains("private_key_jwt") || methods.contains("client_secret_jwt")
                 ? .offered("private_key_jwt or client_secret_jwt in token_endpoint_auth_methods_supported")
                 : .notOffered("neither private_key_jwt nor client_secret_jwt in token_endpoint_auth_methods_supported")
+        case .richAuthorization:
+            return metadata.authorizationDetailsTypesSupported?.isEmpty == false
+                ? .offered("authorization_details_types_supported in its metadata")
+                : .notOffered("no authorization_details_types_supported in its metadata")
+        case .jwtIntrospection:
+            guard metadata.introspectionEndpoint != nil else { return .notOffered("no introspection_endpoint in its metadata") }
+            return metadata.introspectionSigningAlgValuesSupported?.isEmpty == false
+                ? .offered("introspection_signing_alg_values_supported in its metadata")
+                : .notOffered("no introspection_signing_alg_values_supported in its metadata")
         case .tokenExchange:
             return grants.contains("urn:ietf:params:oauth:grant-type:token-exchange")
                 ? .offered("the token-exchange grant in grant_types_supported")

@@ -50,6 +50,10 @@ enum JourneyServer: String, Sendable, CaseIterable, CustomTestStringConvertible 
         case (.oidcprovider, .refresh), (.oidcprovider, .clientCredentials), (.oidcprovider, .password):
             // Its discovery document has no grant_types_supported at all.
             return .offered("django-oidc-provider's documentation (settings: OIDC_GRANT_TYPE_PASSWORD_ENABLE; client types); no grant_types_supported in its metadata")
+        case (.glewlwyd, .richAuthorization):
+            // RAR is a setting of each OIDC instance (oauth-rar-allowed, rar-types); the
+            // suite's instance oidc-rar has it on and lists authorization_details_types_supported.
+            return .offered("authorization_details_types_supported in the metadata of its oidc-rar instance (RAR is per instance: oauth-rar-allowed)")
         case (.authgent, .userInfo):
             return .serverBug("its openid-configuration lists userinfo_endpoint, but the route does not exist (404)")
         default:
