@@ -7,6 +7,7 @@ import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
 import OAuth2
+import OAuth2Web
 
 let issuer = URL(string: "https://id.example.com")!
 let redirect = URL(string: "http://127.0.0.1:53682/callback")!
@@ -102,6 +103,44 @@ let approved = try await bank.pollBackchannelToken(authentication) { event in
     if case .slowDown(let interval) = event { print("polling every \(Int(interval)) s") }
 }
 print(approved.idTokenClaims?.subject ?? "")   // verified: signature, iss, aud, auth_req_id, rt_hash
+// snippet.rar
+// Rich Authorization Requests (RFC 9396): a type of your own for one kind of detail…
+struct PaymentInitiation: AuthorizationDetailType {
+    static let type = "payment_initiation"
+    var locations: [String]
+    var actions: [String]
+    var instructedAmount: [String: String]
+}
+let payment = PaymentInitiation(
+    locations: ["https://bank.example.com/payments"], actions: ["initiate"],
+    instructedAmount: ["currency": "EUR", "amount": "12.00"])
+let bank = try await OAuth2Client(server: .issuer(issuer), configuration: configuration)
+// …asked for in the authorization request (by value, pushed or in the request object)…
+let paymentRequest = try await bank.startAuthorization(AuthorizationOptions(
+    authorizationDetails: [try AuthorizationDetail(payment)]))
+let paid = try await bank.completeAuthorization(callbackURL: callbackURL, request: paymentRequest)
+// …and read back from what the server granted (kept with the stored token set).
+let granted: [PaymentInitiation] = try paid.authorizationDetails(of: PaymentInitiation.self)
+// The generic form, here at the token endpoint with client credentials:
+let reading = try Grant.clientCredentials(scopes: ["accounts"]).addingAuthorizationDetails([
+    AuthorizationDetail(type: "account_information", actions: ["read_balances"])])
+let accountTokens = try await workerClient.requestToken(reading)
+// snippet.end
+
+// snippet.rar-api
+// An API requiring a detail: a granted entry of the type whose members cover these.
+let resourceServer = ResourceServer(introspection: TokenIntrospector(
+    client: workerClient, accepting: .audiences(["https://bank.example.com"]),
+    format: .jwt(.init(audiences: ["orders-worker"]))))   // RFC 9701: signed answers
+let apiRequest = HTTPRequest(method: .post, url: URL(string: "https://bank.example.com/payments")!)
+switch await resourceServer.authorize(apiRequest, requiredAuthorizationDetails: [
+    AuthorizationDetail(type: "payment_initiation", actions: ["initiate"])]) {
+case .authorized(let authorized): print(authorized.token.authorizationDetails ?? [])
+case .refused(let challenge): print(challenge.status)   // 403 when the details are not granted
+}
+// The same answer, asked for directly: its signature, iss, aud and iat checked.
+let introspected = try await workerClient.introspect(
+    paid.accessToken, format: .jwt(.init(audiences: ["orders-worker"])))
 // snippet.end
 // snippet.hide
-_ = (response, delegated, registered, orders)
+_ = (response, delegated, registered, orders, granted, accountTokens, introspected)

@@ -8,8 +8,9 @@
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
 # JWT-authenticating clients, the implicit-grant client implicit-public, the web example app's
-# client webapp/webapp-secret, the oidc-nonce, oidc-par, oidc-reg and oidc-short instances, and
-# (seed_mcp_peers) the MCP peers' instance oidc-mcp, its user erin and client mcp-resource-server.
+# client webapp/webapp-secret, the oidc-nonce, oidc-par, oidc-reg, oidc-short and oidc-rar (RAR,
+# RFC 9396, with rar-client) instances, and (seed_mcp_peers) the MCP peers' instance oidc-mcp,
+# its user erin and client mcp-resource-server.
 # Tokens of scope read may be asked for the API $GLEWLWYD_RESOURCE (RFC 8707 `resource`).
 # Serves its own login page ($B/login.html, where the authorization endpoint sends a browser)
 # from a copy of the webapp. State: $STATE/glewlwyd.
@@ -154,6 +155,7 @@ seed_extras() {
   seed_mcp_peers
   seed_ciba
   spa_client
+  rar_extras
 }
 
 # The MCP peers of issue 27 (Tests/MCPPython): additive and idempotent, like seed_extras.
@@ -230,6 +232,31 @@ spa_client() {
       redirect_uri:[$app + "/auth/callback"], post_logout_redirect_uris:[$app + "/"],
       authorization_type:["code","refresh_token","delete_token"], scope:["openid","g_profile","read"],
       token_endpoint_auth_method:["client_secret_basic","client_secret_post"]}')"
+}
+
+# Rich Authorization Requests (RFC 9396) and JWT introspection answers (RFC 9701):
+# - OIDC instance oidc-rar ($GLEWLWYD_RAR_ISSUER): RAR on, with one type, payment_initiation
+#   (scope read; its locations, actions and datatypes are the only ones allowed), accepted in
+#   plain (unsigned) authorization requests; a client may use the types listed in its
+#   authorization_details_types (a property the client module's data format already names).
+#   Glewlwyd asks the user to consent to each type once per client (PUT
+#   $GLEWLWYD_RAR_ISSUER/rar/CLIENT/TYPE/1 with the user's session does it, as its consent
+#   page would). Its introspection endpoint answers a signed JWT to
+#   `Accept: application/token-introspection+jwt`: no setting, any instance does.
+# - client $RAR_ID/$RAR_SECRET: confidential, code and refresh, that type allowed.
+rar_extras() {
+  exists "/mod/plugin/oidc-rar" || api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$GLEWLWYD_RAR_ISSUER")" '{
+    module:"oidc", name:"oidc-rar", display_name:"oidc-rar", parameters:($p + {
+      "oauth-rar-allowed":true, "rar-types-client-property":"authorization_details_types",
+      "rar-allow-auth-unsigned":true, "rar-allow-auth-unencrypted":true,
+      "rar-types":{"payment_initiation":{"scopes":["read"], "locations":["https://bank.example.test/payments"],
+        "actions":["initiate","status","cancel"], "datatypes":["account","amount"],
+        "description":"Initiate a payment", "enriched":[]}}})}')"
+  exists "/client/$RAR_ID" || api POST /client/ "$(jq -n --arg id "$RAR_ID" --arg s "$RAR_SECRET" --arg red "$REDIRECT_URI" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, client_secret:$s, redirect_uri:[$red],
+      authorization_type:["code","refresh_token","delete_token"], scope:["openid","g_profile","read"],
+      token_endpoint_auth_method:["client_secret_basic","client_secret_post"],
+      authorization_details_types:["payment_initiation"]}')"
 }
 
 # The web example app of the browser journeys ($GLEWLWYD_WEBAPP_URL): a confidential client

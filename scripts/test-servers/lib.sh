@@ -76,6 +76,10 @@ GLEWLWYD_RESOURCE=https://api.example.test/orders
 GLEWLWYD_MCP_ISSUER=$GLEWLWYD_URL/api/oidc-mcp
 MCP_RS_ID=mcp-resource-server MCP_RS_SECRET=mcp-resource-server-secret
 MCP_USER=erin MCP_PASSWORD=erin-pw
+# Glewlwyd only: an OIDC instance with Rich Authorization Requests (RFC 9396, type
+# payment_initiation) and a confidential client allowed that type; its introspection answers
+# JWTs (RFC 9701) on request.
+GLEWLWYD_RAR_ISSUER=$GLEWLWYD_URL/api/oidc-rar RAR_ID=rar-client RAR_SECRET=rar-client-secret
 
 # The web example app of the browser journeys (Examples/HummingbirdWebApp, run by
 # WebAppJourneyTests), as a confidential client `webapp` of Glewlwyd, of DOT and of LemonLDAP::NG.

@@ -17,6 +17,9 @@ public struct AuthorizationOptions: Sendable {
     public var uiLocales: [String]
     /// `resource` indicators (RFC 8707), one parameter each.
     public var resources: [URL]
+    /// `authorization_details` (Rich Authorization Requests, RFC 9396): sent as one JSON
+    /// array, by value, in a request object (as an array claim) or pushed; empty sends none.
+    public var authorizationDetails: [AuthorizationDetail]
     /// `response_mode` (`query`, `fragment`, `form_post`…); `nil` lets the server choose.
     public var responseMode: String?
     /// The redirect URI; `nil` uses the configuration's.
@@ -34,6 +37,7 @@ public struct AuthorizationOptions: Sendable {
         acrValues: [String] = [],
         uiLocales: [String] = [],
         resources: [URL] = [],
+        authorizationDetails: [AuthorizationDetail] = [],
         responseMode: String? = nil,
         redirectURI: URL? = nil,
         additionalParameters: [String: String] = [:]
@@ -45,6 +49,7 @@ public struct AuthorizationOptions: Sendable {
         self.acrValues = acrValues
         self.uiLocales = uiLocales
         self.resources = resources
+        self.authorizationDetails = authorizationDetails
         self.responseMode = responseMode
         self.redirectURI = redirectURI
         self.additionalParameters = additionalParameters
@@ -181,6 +186,9 @@ struct AuthorizationDraft {
         if !options.acrValues.isEmpty { parameters.append(("acr_values", options.acrValues.joined(separator: " "))) }
         if !options.uiLocales.isEmpty { parameters.append(("ui_locales", options.uiLocales.joined(separator: " "))) }
         for resource in options.resources { parameters.append(("resource", resource.absoluteString)) }
+        if !options.authorizationDetails.isEmpty {
+            parameters.append(("authorization_details", try AuthorizationDetail.parameter(options.authorizationDetails)))
+        }
         parameters.appendExtras(configuration.additionalParameters[.authorization] ?? [:])
         parameters.appendExtras(options.additionalParameters)
 

@@ -44,12 +44,19 @@ public struct RequestObject: Sendable {
         self.id = id ?? SecureRandom.token(byteCount: 16)
     }
 
-    /// The claims set: the parameters (`max_age` as a number, as OpenID Connect defines it),
-    /// then the JWT claims, which no parameter can replace.
+    /// The claims set: the parameters (`max_age` as a number, as OpenID Connect defines it;
+    /// `authorization_details` as the JSON array it holds, RFC 9396 §3), then the JWT claims,
+    /// which no parameter can replace.
     public var claims: [String: JSONValue] {
         var claims: [String: JSONValue] = [:]
         for (name, value) in parameters {
-            let claim: JSONValue = name == "max_age" ? Int64(value).map(JSONValue.integer) ?? .string(value) : .string(value)
+            let claim: JSONValue
+            switch name {
+            case "max_age": claim = Int64(value).map(JSONValue.integer) ?? .string(value)
+            case "authorization_details":
+                claim = (try? JSONDecoder().decode(JSONValue.self, from: Data(value.utf8))).flatMap { $0.arrayValue != nil ? $0 : nil } ?? .string(value)
+            default: claim = .string(value)
+            }
             switch claims[name] {
             case nil: claims[name] = claim
             case .array(let values)?: claims[name] = .array(values + [claim])

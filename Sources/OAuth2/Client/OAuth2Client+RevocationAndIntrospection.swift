@@ -24,15 +24,67 @@ extension OAuth2Client {
 
     /// Asks the introspection endpoint (RFC 7662) whether a token is active, and what it
     /// grants.
-    public func introspect(_ token: String, hint: TokenTypeHint? = nil) async throws -> IntrospectionResponse {
+    ///
+    /// With `format` ``IntrospectionFormat/jwt(_:)`` the answer is asked for as a signed JWT
+    /// (RFC 9701, `Accept: application/token-introspection+jwt`): its media type, `typ`,
+    /// signature (the server's JWK set, fetched again once for an unknown `kid`), `iss`,
+    /// `aud` (this client, unless the options name other audiences) and `iat` are checked,
+    /// and its `token_introspection` claim is read.
+    ///
+    /// - Throws: the server's error; ``OAuth2Error/Code/invalidResponse`` for a JSON answer
+    ///   without `active`; ``OAuth2Error/Code/invalidIntrospectionResponse`` for a JWT answer
+    ///   that fails a check; ``OAuth2Error/Code/missingEndpoint``; transport errors.
+    public func introspect(_ token: String, hint: TokenTypeHint? = nil, format: IntrospectionFormat = .json) async throws -> IntrospectionResponse {
         let url = try endpoint(metadata.introspectionEndpoint, "introspection endpoint")
         var parameters = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
-        return try await post(
+        let validator: IntrospectionJWTValidator?
+        if case .jwt(let options) = format {
+            guard let issuer = metadata.issuer else {
+                throw OAuth2Error.client(.invalidConfiguration, "A JWT introspection answer needs the server's issuer.")
+            }
+            let advertised = metadata.introspectionSigningAlgValuesSupported.map { IDTokenValidator.allowedAlgorithms(configured: nil, advertised: $0) }
+            validator = IntrospectionJWTValidator(
+                issuer: issuer, audiences: options.audiences ?? [configuration.clientID],
+                allowedAlgorithms: options.allowedAlgorithms ?? advertised ?? idTokenValidator.allowedAlgorithms,
+                maximumAge: options.maximumAge, leeway: options.leeway)
+        } else {
+            validator = nil
+        }
+        let answer: IntrospectionAnswer = try await post(
             url, parameters: parameters, kind: .introspection,
-            authMethods: metadata.introspectionEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported
+            authMethods: metadata.introspectionEndpointAuthMethodsSupported ?? metadata.tokenEndpointAuthMethodsSupported,
+            accept: validator == nil ? nil : IntrospectionJWTValidator.contentType
         ) { response, body, _ in
-            try IntrospectionResponse.parse(response: response, body: body, receivedAt: now())
+            guard let validator, response.status.kind == .successful else {
+                return .json(try IntrospectionResponse.parse(response: response, body: body, receivedAt: now()))
+            }
+            return .jwt(try validator.jws(of: response, body: body))
+        }
+        switch answer {
+        case .json(let response): return response
+        case .jwt(let jws):
+            guard let validator else { throw OAuth2Error.client(.invalidIntrospectionResponse, "Unexpected JWT introspection answer.") }
+            let current = now()
+            var failure = validator.signatureFailure(jws, keys: try await cachedKeys(for: jws, algorithms: validator.allowedAlgorithms, now: current))
+            if failure?.reason == .keyNotFound, let keySet, let fresh = try await keySet.refreshed(now: current) {
+                failure = validator.signatureFailure(jws, keys: fresh)
+            }
+            if let failure { throw IntrospectionJWTValidator.refused(failure) }
+            return try validator.validateClaims(of: jws, now: current)
         }
     }
+
+    /// The cached JWK set when `jws` needs one (an allowed asymmetric algorithm).
+    private func cachedKeys(for jws: JWS, algorithms: [JWSAlgorithm], now: Date) async throws -> JSONWebKeySet? {
+        guard !jws.algorithm.isHMAC, algorithms.contains(jws.algorithm), let keySet else { return nil }
+        if let keys = keySet.cachedKeys(now: now) { return keys }
+        return try await keySet.keys(now: now)
+    }
+}
+
+/// An introspection answer as it arrived: JSON (already read), or a JWT still to verify.
+private enum IntrospectionAnswer {
+    case json(IntrospectionResponse)
+    case jwt(JWS)
 }

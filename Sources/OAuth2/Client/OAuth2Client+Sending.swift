@@ -18,6 +18,7 @@ extension OAuth2Client {
         kind: RequestKind,
         authMethods: [String]?,
         dpop: Bool = false,
+        accept: String? = nil,
         read: (HTTPResponse, Data, Date) throws -> Answer
     ) async throws -> Answer {
         let key = dpop ? configuration.dpop?.key : nil
@@ -25,6 +26,7 @@ extension OAuth2Client {
         let sent = try await sendRetryingDPoPNonce(to: url, dpop: key != nil, kind: kind) { nonce in
             var request = try HTTPRequest.make(method: .post, url: url)
             request.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            if let accept { request.headerFields[.accept] = accept }
             var parameters = parameters
             let method = configuration.resolvedAuthenticationMethod(supported: authMethods)
             try ClientAuthentication.apply(

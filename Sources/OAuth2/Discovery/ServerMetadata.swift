@@ -152,6 +152,9 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
     public var introspectionEndpointAuthSigningAlgValuesSupported: [String]? {
         strings("introspection_endpoint_auth_signing_alg_values_supported")
     }
+    /// `introspection_signing_alg_values_supported` (RFC 9701 §6): the algorithms the server
+    /// signs JWT introspection answers with.
+    public var introspectionSigningAlgValuesSupported: [String]? { strings("introspection_signing_alg_values_supported") }
     /// `code_challenge_methods_supported`
     public var codeChallengeMethodsSupported: [String]? { strings("code_challenge_methods_supported") }
     /// `signed_metadata` (a JWT; not verified by this type)

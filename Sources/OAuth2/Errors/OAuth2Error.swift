@@ -242,6 +242,10 @@ extension OAuth2Error {
         public static let invalidIDToken: Code = "invalid_id_token"
         /// A UserInfo response failed validation (its `sub`, or its signature when signed).
         public static let invalidUserInfo: Code = "invalid_userinfo"
+        /// A JWT introspection answer (RFC 9701) failed validation (its content type, signature,
+        /// `iss`, `aud`, `iat` or `token_introspection` claim); ``OAuth2Error/joseReason`` says
+        /// which check when it was a JWT one.
+        public static let invalidIntrospectionResponse: Code = "invalid_introspection_response"
         /// A non-success HTTP status without a usable error object.
         public static let httpError: Code = "http_error"
         /// The connection failed (refused, reset, DNS, closed early).

@@ -45,6 +45,19 @@ public struct IntrospectionResponse: Sendable, Hashable {
     /// The whole response, for extension members (`cnf`, …).
     public let fields: [String: JSONValue]
 
+    /// The token's `authorization_details` (RFC 9396 §9.2); `nil` when the answer has none,
+    /// or none that reads as a JSON array of objects with a `type`.
+    public var authorizationDetails: [AuthorizationDetail]? {
+        AuthorizationDetail.entries(of: fields["authorization_details"])
+    }
+
+    /// The token's `authorization_details` of type `Value`, decoded.
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidResponse`` when an entry of that type does not decode.
+    public func authorizationDetails<Value: AuthorizationDetailType>(of _: Value.Type) throws(OAuth2Error) -> [Value] {
+        try (authorizationDetails ?? []).decoded(as: Value.self)
+    }
+
     /// Parses an introspection response.
     /// - Throws: the server's error, or ``OAuth2Error/Code/invalidResponse`` when the body
     ///   is not a JSON object or `active` is missing.
@@ -58,6 +71,14 @@ public struct IntrospectionResponse: Sendable, Hashable {
         guard let members else {
             throw .invalidResponse("The introspection response is not a JSON object.", statusCode: response.status.code)
         }
+        return try parse(members: members)
+    }
+
+    /// Reads the members of an introspection answer (a JSON body's, or a JWT answer's
+    /// `token_introspection` claim).
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidResponse`` when `active` is missing.
+    static func parse(members: [String: JSONValue]) throws(OAuth2Error) -> IntrospectionResponse {
         let active: Bool
         switch members["active"] {
         case .bool(let value)?: active = value

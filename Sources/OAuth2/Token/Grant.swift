@@ -116,6 +116,26 @@ public struct Grant: Sendable, CustomStringConvertible {
             previousIDTokenClaims: previousIDTokenClaims)
     }
 
+    /// This grant with `authorization_details` (RFC 9396 §6): for a `client_credentials`
+    /// grant, the details to ask for; for an `authorization_code` or `refresh_token` grant,
+    /// a subset of those granted, to narrow the new token to. Empty returns the grant as it is.
+    ///
+    /// ```swift
+    /// let grant = try Grant.clientCredentials().addingAuthorizationDetails([AuthorizationDetail(payment)])
+    /// ```
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when a member cannot be written
+    ///   as JSON, or the grant already has an `authorization_details` parameter.
+    public func addingAuthorizationDetails(_ details: [AuthorizationDetail]) throws(OAuth2Error) -> Grant {
+        guard !details.isEmpty else { return self }
+        guard !parameters.contains(where: { $0.0 == "authorization_details" }) else {
+            throw .client(.invalidConfiguration, "The grant already has authorization_details.")
+        }
+        return Grant(
+            type: type, parameters: parameters + [("authorization_details", try AuthorizationDetail.parameter(details))],
+            requestedScopes: requestedScopes, previousIDTokenClaims: previousIDTokenClaims, usesConfiguredScopes: usesConfiguredScopes)
+    }
+
     /// The device code grant (RFC 8628 §3.4): `urn:ietf:params:oauth:grant-type:device_code`
     /// with the `device_code` of a ``DeviceAuthorization``. One request; to poll until the
     /// user decides, use ``OAuth2Client/pollDeviceToken(_:progress:)``.

@@ -91,6 +91,20 @@ public struct TokenSet: Sendable, Hashable, Codable, CustomStringConvertible, Cu
         self.additionalFields = additionalFields
     }
 
+    /// The `authorization_details` the server granted (RFC 9396 §7), read from
+    /// ``additionalFields`` (so a stored token set keeps them); `nil` when the response had
+    /// none, or none that reads as a JSON array of objects with a `type`.
+    public var authorizationDetails: [AuthorizationDetail]? {
+        AuthorizationDetail.entries(of: additionalFields["authorization_details"])
+    }
+
+    /// The granted `authorization_details` of type `Value`, decoded (none when none was granted).
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidResponse`` when an entry of that type does not decode.
+    public func authorizationDetails<Value: AuthorizationDetailType>(of _: Value.Type) throws(OAuth2Error) -> [Value] {
+        try (authorizationDetails ?? []).decoded(as: Value.self)
+    }
+
     /// `true` when the access token has expired, or will within `leeway`.
     public func isExpired(at date: Date = Date(), leeway: TimeInterval = 0) -> Bool {
         guard let expiresAt else { return false }
@@ -99,9 +113,13 @@ public struct TokenSet: Sendable, Hashable, Codable, CustomStringConvertible, Cu
 
     /// The tokens of a refresh response merged into these: a refresh response without a
     /// refresh token keeps the current one (RFC 6749 §6), one without an ID token keeps
-    /// the current ID token (OIDC Core §12.2), one without scope keeps the current scopes.
+    /// the current ID token (OIDC Core §12.2), one without scope keeps the current scopes,
+    /// one without `authorization_details` keeps the current ones (RFC 9396 §7).
     public func merging(refreshed: TokenSet) -> TokenSet {
         var merged = refreshed
+        if merged.additionalFields["authorization_details"] == nil, let details = additionalFields["authorization_details"] {
+            merged.additionalFields["authorization_details"] = details
+        }
         if merged.refreshToken == nil { merged.refreshToken = refreshToken }
         if merged.idToken == nil { merged.idToken = idToken }
         if merged.scopes == nil { merged.scopes = scopes }

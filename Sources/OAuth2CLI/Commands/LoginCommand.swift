@@ -54,6 +54,10 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: "prompt (login, consent, select_account, none).") var prompt: String?
     @Option(name: .customLong("login-hint"), help: "login_hint; with --ciba, the user to ask (Glewlwyd wants {\"username\":\"alice\"}).") var loginHint: String?
     @Option(name: .customLong("param"), help: "An extra authorization parameter k=v (repeatable).") var params: [String] = []
+    @Option(
+        name: .customLong("authorization-details"),
+        help: ArgumentHelp("Rich authorization requests (RFC 9396): a JSON file (- for standard input) holding an array of objects with a type.", valueName: "file"))
+    var authorizationDetailsFile: String?
     @Option(help: "Seconds to wait for the sign-in (default 300).") var timeout = 300
     @Option(name: .customLong("authorization-endpoint"), help: "For servers without discovery.") var authorizationEndpoint: String?
     @Option(name: .customLong("token-endpoint"), help: "For servers without discovery.") var tokenEndpoint: String?
@@ -262,7 +266,9 @@ struct LoginCommand: AsyncParsableCommand {
         do {
             result = try await signIn.signIn(
                 registrar: registrar, configuration: configuration, registering: metadata, store: store,
-                options: AuthorizationOptions(scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
+                options: AuthorizationOptions(
+                    scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint,
+                    authorizationDetails: try authorizationDetailsFile.map(AuthorizationDetailsArgument.load) ?? [], additionalParameters: parameters))
         } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
             throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s", hint: "run the command again (--timeout SECONDS waits longer)")
         }
@@ -291,6 +297,7 @@ struct LoginCommand: AsyncParsableCommand {
             client = client.withDPoP(DPoPOptions(key: key))
             profile.options[ProfileOption.dpop] = key.algorithm.rawValue
         }
+        let details = try authorizationDetailsFile.map(AuthorizationDetailsArgument.load) ?? []
         let tokens: TokenSet
         let implicitType: ImplicitResponseType? =
             profile.grant == Profile.implicitGrant ? .token : profile.grant == Profile.implicitIDTokenGrant ? .idTokenToken : nil
@@ -314,12 +321,15 @@ struct LoginCommand: AsyncParsableCommand {
                 tokens = try await BackchannelSignIn(timeout: .seconds(timeout)).signIn(client: client, request: request)
             } else if device {
                 let signIn = DeviceSignIn(browser: openBrowser ? .system : .none, timeout: .seconds(timeout))
-                tokens = try await signIn.signIn(client: client, scopes: scopes, additionalParameters: parameters)
+                var deviceParameters = parameters
+                if !details.isEmpty { deviceParameters["authorization_details"] = try AuthorizationDetail.parameter(details) }
+                tokens = try await signIn.signIn(client: client, scopes: scopes, additionalParameters: deviceParameters)
             } else {
                 let (port, path) = try redirectURI.map(Self.loopback) ?? (0, "/callback")
                 let signIn = LoopbackSignIn(port: port, callbackPath: path, timeout: .seconds(timeout), browser: noBrowser ? .none : .system)
                 tokens = try await signIn.signIn(client: client, options: AuthorizationOptions(
-                    scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, additionalParameters: parameters))
+                    scopes: scopes, prompt: prompt.map { [$0] } ?? [], loginHint: loginHint, authorizationDetails: details,
+                    additionalParameters: parameters))
             }
         } catch let error as OAuth2Error where error.code == .timeout && error.source == .client {
             throw CLIError(.cancelled, "The sign-in did not complete within \(timeout) s", hint: "run the command again (--timeout SECONDS waits longer)")

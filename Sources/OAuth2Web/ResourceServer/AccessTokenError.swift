@@ -98,6 +98,8 @@ public struct AccessTokenError: Error, Sendable, Hashable, CustomStringConvertib
         public static let invalidProofKey: Reason = "invalid_jwk"
         /// The token lacks a required scope.
         public static let missingScope: Reason = "missing_scope"
+        /// The token's `authorization_details` (RFC 9396) do not cover what the resource requires.
+        public static let missingAuthorizationDetails: Reason = "missing_authorization_details"
         /// Introspection says the token is another kind of token (a refresh token).
         public static let notAnAccessToken: Reason = "not_access_token"
         /// A key set, introspection answer or replay record could not be obtained in time.

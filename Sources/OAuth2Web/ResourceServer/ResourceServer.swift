@@ -181,13 +181,16 @@ public struct ResourceServer: Sendable {
         return schemes
     }
 
-    /// Checks a request's access token and that it grants `requiredScopes`.
+    /// Checks a request's access token and that it grants `requiredScopes` and
+    /// `requiredAuthorizationDetails` (RFC 9396; see ``AuthorizationDetail/covers(_:)``).
     ///
     /// Never throws: a refusal is a ``Decision/refused(_:)`` with the response to send.
     /// A refusal's challenge names `requiredScopes` (`scope`) whatever the error.
-    public func authorize(_ request: HTTPRequest, requiredScopes: [String] = []) async -> Decision {
+    public func authorize(
+        _ request: HTTPRequest, requiredScopes: [String] = [], requiredAuthorizationDetails: [AuthorizationDetail] = []
+    ) async -> Decision {
         do {
-            return .authorized(try await verify(request, requiredScopes: requiredScopes))
+            return .authorized(try await verify(request, requiredScopes: requiredScopes, requiredAuthorizationDetails: requiredAuthorizationDetails))
         } catch {
             logger.debug("Request refused", metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
             return .refused(challenge(for: error))
@@ -201,12 +204,19 @@ public struct ResourceServer: Sendable {
             error: error, schemes: schemes, realm: realm, dpopAlgorithms: dpop?.allowedAlgorithms ?? [], resourceMetadata: resource?.metadataURL)
     }
 
-    /// Checks a request's access token and that it grants `requiredScopes`.
+    /// Checks a request's access token and that it grants `requiredScopes` and
+    /// `requiredAuthorizationDetails` (RFC 9396: the token's `authorization_details`, from its
+    /// JWT claims or its introspection answer, must cover each; see
+    /// ``AuthorizationDetail/covers(_:)``).
     ///
     /// - Throws: ``AccessTokenError`` with its ``AccessTokenError/scheme`` set, and its
     ///   ``AccessTokenError/requiredScopes`` (when empty) set to `requiredScopes`; turn it
-    ///   into a response with ``challenge(for:)``.
-    public func verify(_ request: HTTPRequest, requiredScopes: [String] = []) async throws(AccessTokenError) -> AuthorizedRequest {
+    ///   into a response with ``challenge(for:)``. Details not covered are
+    ///   ``AccessTokenError/Code/insufficientScope`` with the reason
+    ///   ``AccessTokenError/Reason/missingAuthorizationDetails``.
+    public func verify(
+        _ request: HTTPRequest, requiredScopes: [String] = [], requiredAuthorizationDetails: [AuthorizationDetail] = []
+    ) async throws(AccessTokenError) -> AuthorizedRequest {
         var scheme: AccessTokenScheme?
         do throws(AccessTokenError) {
             let credentials = try Self.credentials(in: request)
@@ -214,7 +224,9 @@ public struct ResourceServer: Sendable {
             guard let credentials else { throw AccessTokenError(.missingToken, reason: .missingToken, "The request has no access token.") }
             switch credentials.scheme {
             case .dpop:
-                return try await verifyDPoP(request, token: credentials.token, requiredScopes: requiredScopes)
+                let authorized = try await verifyDPoP(request, token: credentials.token, requiredScopes: requiredScopes)
+                try authorized.token.requireAuthorizationDetails(requiredAuthorizationDetails)
+                return authorized
             default:
                 guard acceptsBearerTokens else {
                     throw AccessTokenError.invalidToken(.bindingMismatch, "This API accepts DPoP-bound access tokens only.")
@@ -224,6 +236,7 @@ public struct ResourceServer: Sendable {
                     throw AccessTokenError.invalidToken(.bindingMismatch, "The access token is DPoP-bound: send it with the DPoP scheme and a proof.")
                 }
                 try token.requireScopes(requiredScopes)
+                try token.requireAuthorizationDetails(requiredAuthorizationDetails)
                 return AuthorizedRequest(token: token, scheme: .bearer, responseHeaderFields: [:])
             }
         } catch {

@@ -59,6 +59,9 @@ public final class TokenIntrospector: Sendable {
     public let issuer: String?
     /// The cache policy.
     public let policy: Policy
+    /// How the introspection endpoint is asked to answer: JSON, or a signed JWT (RFC 9701)
+    /// whose signature, `iss`, `aud` and `iat` are checked before it is believed.
+    public let format: IntrospectionFormat
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let state = Locked<State>(State())
@@ -97,22 +100,27 @@ public final class TokenIntrospector: Sendable {
     ///   - issuer: the issuer an answer's `iss` must be when present (`nil`: the client's
     ///     metadata's issuer).
     ///   - policy: cache lifetimes and size.
+    ///   - format: ``IntrospectionFormat/json`` (the default), or
+    ///     ``IntrospectionFormat/jwt(_:)`` to have signed answers (RFC 9701): an answer that
+    ///     fails its checks makes the check fail as unavailable, and is not cached.
     ///   - logger: where failures are logged (never a token).
     public convenience init(
-        client: OAuth2Client, accepting: AcceptedTokens, issuer: String? = nil, policy: Policy = Policy(),
+        client: OAuth2Client, accepting: AcceptedTokens, issuer: String? = nil, policy: Policy = Policy(), format: IntrospectionFormat = .json,
         logger: Logger = Logger(label: "swift-oauth2.resource-server")
     ) {
-        self.init(client: client, accepting: accepting, issuer: issuer, policy: policy, logger: logger, now: { Date() })
+        self.init(client: client, accepting: accepting, issuer: issuer, policy: policy, format: format, logger: logger, now: { Date() })
     }
 
     /// Creates an introspector reading the time from `now` (tests).
     package init(
-        client: OAuth2Client, accepting: AcceptedTokens, issuer: String?, policy: Policy, logger: Logger, now: @escaping @Sendable () -> Date
+        client: OAuth2Client, accepting: AcceptedTokens, issuer: String?, policy: Policy, format: IntrospectionFormat = .json, logger: Logger,
+        now: @escaping @Sendable () -> Date
     ) {
         self.client = client
         self.accepting = accepting
         self.issuer = issuer ?? client.metadata.issuer
         self.policy = policy
+        self.format = format
         self.logger = logger
         self.now = now
     }
@@ -188,7 +196,7 @@ public final class TokenIntrospector: Sendable {
         let outcome: Outcome
         var until: Date?
         do {
-            let response = try await client.introspect(token, hint: .accessToken)
+            let response = try await client.introspect(token, hint: .accessToken, format: format)
             let answeredAt = now()
             outcome = judge(response, now: answeredAt)
             switch outcome {

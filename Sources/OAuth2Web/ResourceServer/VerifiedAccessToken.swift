@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2
 import OAuth2JOSE
 
 /// An access token that passed every check: its signature and claims (a JWT access token,
@@ -135,6 +136,29 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
             throw AccessTokenError(
                 .insufficientScope, reason: .missingScope, "The access token does not grant the scopes this resource requires.",
                 requiredScopes: required)
+        }
+    }
+
+    /// The token's `authorization_details` (RFC 9396 §9): a JWT access token's claim, or the
+    /// introspection answer's member; `nil` when it has none.
+    public var authorizationDetails: [AuthorizationDetail]? {
+        guard let value = claims["authorization_details"], let array = value.arrayValue else { return nil }
+        let entries = array.compactMap(AuthorizationDetail.init(json:))
+        return entries.count == array.count ? entries : nil
+    }
+
+    /// Checks that the token's `authorization_details` cover every entry of `required`
+    /// (see ``AuthorizationDetail/covers(_:)``: the same type, and each required member
+    /// granted).
+    ///
+    /// - Throws: ``AccessTokenError/Code/insufficientScope`` with the reason
+    ///   ``AccessTokenError/Reason/missingAuthorizationDetails`` (a 403).
+    public func requireAuthorizationDetails(_ required: [AuthorizationDetail]) throws(AccessTokenError) {
+        guard !required.isEmpty else { return }
+        guard (authorizationDetails ?? []).covers(required) else {
+            throw AccessTokenError(
+                .insufficientScope, reason: .missingAuthorizationDetails,
+                "The access token does not grant the authorization details this resource requires.")
         }
     }
 

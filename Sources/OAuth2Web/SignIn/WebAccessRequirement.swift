@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2
 import OAuth2JOSE
 
 /// What a route of a web app requires of the signed-in user, beyond being signed in.
@@ -18,6 +19,8 @@ import OAuth2JOSE
 ///   than ``maxAge``: a new sign-in at the provider asking for what is missing (step-up),
 ///   with `acr_values` and `max_age` when they are set; after it, the requirement is checked
 ///   again, and a provider that did not deliver gets 403, not a loop;
+/// - `authorization_details` not granted (RFC 9396): a new sign-in asking for
+///   ``authorizationDetails`` (step-up), checked again after it;
 /// - a claim that does not match: 403 (a new sign-in would not change the user's claims).
 public struct WebAccessRequirement: Sendable, Hashable, Codable {
     /// Scopes the user's tokens must carry.
@@ -30,13 +33,35 @@ public struct WebAccessRequirement: Sendable, Hashable, Codable {
     /// The oldest sign-in accepted, in seconds since the user last authenticated at the
     /// provider (the ID token's `auth_time`); `nil`: any age.
     public var maxAge: Int?
+    /// Rich authorization details (RFC 9396) the sign-in's tokens must have been granted:
+    /// each must be covered by a granted entry (``AuthorizationDetail/covers(_:)``: the
+    /// same type, each member granted). A step-up sign-in asks for them as they are.
+    public var authorizationDetails: [AuthorizationDetail]
 
     /// Creates a requirement; with no argument: only a signed-in user.
-    public init(scopes: Set<String> = [], claims: [String: JSONValue] = [:], acrValues: [String] = [], maxAge: Int? = nil) {
+    public init(
+        scopes: Set<String> = [], claims: [String: JSONValue] = [:], acrValues: [String] = [], maxAge: Int? = nil,
+        authorizationDetails: [AuthorizationDetail] = []
+    ) {
         self.scopes = scopes
         self.claims = claims
         self.acrValues = acrValues
         self.maxAge = maxAge
+        self.authorizationDetails = authorizationDetails
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case scopes, claims, acrValues, maxAge, authorizationDetails
+    }
+
+    /// Decodes a requirement; one stored before ``authorizationDetails`` existed has none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        scopes = try container.decode(Set<String>.self, forKey: .scopes)
+        claims = try container.decode([String: JSONValue].self, forKey: .claims)
+        acrValues = try container.decode([String].self, forKey: .acrValues)
+        maxAge = try container.decodeIfPresent(Int.self, forKey: .maxAge)
+        authorizationDetails = try container.decodeIfPresent([AuthorizationDetail].self, forKey: .authorizationDetails) ?? []
     }
 
     /// Why a signed-in session does not meet a requirement.
@@ -55,6 +80,7 @@ public struct WebAccessRequirement: Sendable, Hashable, Codable {
             return .forbidden
         }
         if !scopes.isSubset(of: record.scopes) { return .stepUp }
+        if !authorizationDetails.isEmpty, !(record.authorizationDetails ?? []).covers(authorizationDetails) { return .stepUp }
         if !acrValues.isEmpty {
             guard let acr = record.claims["acr"]?.stringValue, acrValues.contains(acr) else { return .stepUp }
         }

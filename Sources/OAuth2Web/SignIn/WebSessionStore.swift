@@ -34,6 +34,10 @@ public struct WebSessionRecord: Sendable, Hashable, Codable {
     /// The end whatever the use (the absolute lifetime).
     public var absoluteExpiry: Date
 
+    /// The `authorization_details` (RFC 9396) the sign-in's token response granted, if any;
+    /// ``WebAccessRequirement/authorizationDetails`` is checked against them.
+    public var authorizationDetails: [AuthorizationDetail]?
+
     /// Creates a record.
     public init(
         idHash: String, account: String, issuer: String, subject: String, providerSessionID: String?,

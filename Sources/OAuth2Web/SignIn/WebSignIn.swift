@@ -234,11 +234,12 @@ public struct WebSignIn: Sendable {
         }
 
         let cookieValue = SecureRandom.token()
-        let record = WebSessionRecord(
+        var record = WebSessionRecord(
             idHash: Self.hash(cookieValue), account: "web-" + SecureRandom.token(byteCount: 18), issuer: idToken.issuer,
             subject: idToken.subject, providerSessionID: idToken.sessionID, claims: idToken.claims,
             scopes: tokenSet.scopes ?? pending.request.scopes, csrfToken: SecureRandom.token(),
             createdAt: now, lastSeenAt: now, absoluteExpiry: now.addingTimeInterval(configuration.absoluteLifetime))
+        record.authorizationDetails = tokenSet.authorizationDetails
         do {
             _ = try await TokenSession(client: client, tokens: tokenSet, store: tokenStore, account: record.account, options: tokenSessionOptions)
             try await webSessions.save(record)
@@ -447,7 +448,8 @@ public struct WebSignIn: Sendable {
         for scope in requirement.scopes.sorted() where !scopes.contains(scope) { scopes.append(scope) }
         do {
             let authorization = try await client.startAuthorization(AuthorizationOptions(
-                scopes: scopes, maxAge: requirement.maxAge, acrValues: requirement.acrValues, redirectURI: configuration.redirectURI))
+                scopes: scopes, maxAge: requirement.maxAge, acrValues: requirement.acrValues,
+                authorizationDetails: requirement.authorizationDetails, redirectURI: configuration.redirectURI))
             try await webSessions.insert(PendingSignIn(
                 request: authorization, browserBindingHash: Self.hash(binding), returnTo: returnTo, requirement: requirement,
                 expiresAt: now().addingTimeInterval(configuration.signInLifetime)))

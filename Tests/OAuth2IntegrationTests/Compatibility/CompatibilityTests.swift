@@ -155,6 +155,21 @@ struct Journey {
             try await Server.glewlwyd.decideBackchannel(bindingMessage: message, clientID: configuration.clientID, scopes: configuration.scopes)
             let tokens = try await client.pollBackchannelToken(authentication)
             #expect(tokens.idTokenClaims?.subject.isEmpty == false, "a verified ID token")
+        case .richAuthorization:
+            // Only Glewlwyd offers it among the suite's servers: its own instance and client.
+            try #require(server == .glewlwyd, "the suite knows no RAR set-up for \(server.rawValue)")
+            let rich = RichAuthorizationAgainstGlewlwydTests.self
+            let client = try await rich.client()
+            let tokens = try await rich.signIn(client, AuthorizationOptions(authorizationDetails: [try AuthorizationDetail(rich.payment)]))
+            #expect(try tokens.authorizationDetails(of: RichAuthorizationAgainstGlewlwydTests.PaymentInitiation.self) == [rich.payment])
+        case .jwtIntrospection:
+            let (client, tokens) = try await confidentialTokens()
+            // RFC 9701 wants aud to be the introspecting client; a server naming the token's
+            // audience instead (Glewlwyd: the scopes, or the resource asked for) is accepted
+            // by naming that audience.
+            let audiences = [client.configuration.clientID, "openid read", "read openid", "read"]
+            let answer = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt(.init(audiences: audiences)))
+            #expect(answer.active)
         case .tokenExchange:
             let client = try await Authgent.client()
             let subject = try await Authgent.subjectToken(client)
@@ -218,7 +233,15 @@ struct Journey {
                 }
             }
             #expect(error?.source == .server, "the server's own refusal, typed: \(String(describing: error))")
-        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens:
+        case .jwtIntrospection:
+            // Asked for a JWT anyway, the server answers JSON (or refuses): never believed.
+            guard probe.metadata.introspectionEndpoint != nil else {
+                await missing { _ = try await probe.introspect("unused", format: .jwt()) }
+                return
+            }
+            let (client, tokens) = try await confidentialTokens()
+            await #expect(throws: OAuth2Error.self) { _ = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt()) }
+        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens, .richAuthorization:
             // Nothing of the client's to refuse: the evidence (metadata) is the record.
             break
         }

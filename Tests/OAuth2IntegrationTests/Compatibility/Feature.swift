@@ -21,6 +21,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case tokenExchange = "token-exchange"
     case encryptedIDTokens = "encrypted-id-tokens"
     case ciba
+    case richAuthorization = "rar"
+    case jwtIntrospection = "jwt-introspection"
 
     var description: String { rawValue }
 
@@ -44,6 +46,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .tokenExchange: "Token exchange"
         case .encryptedIDTokens: "Encrypted ID tokens"
         case .ciba: "CIBA"
+        case .richAuthorization: "RAR"
+        case .jwtIntrospection: "JWT introspection answers"
         }
     }
 
@@ -77,6 +81,15 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return methods.contains("private_key_jwt") || methods.contains("client_secret_jwt")
                 ? .offered("private_key_jwt or client_secret_jwt in token_endpoint_auth_methods_supported")
                 : .notOffered("neither private_key_jwt nor client_secret_jwt in token_endpoint_auth_methods_supported")
+        case .richAuthorization:
+            return metadata.authorizationDetailsTypesSupported?.isEmpty == false
+                ? .offered("authorization_details_types_supported in its metadata")
+                : .notOffered("no authorization_details_types_supported in its metadata")
+        case .jwtIntrospection:
+            guard metadata.introspectionEndpoint != nil else { return .notOffered("no introspection_endpoint in its metadata") }
+            return metadata.introspectionSigningAlgValuesSupported?.isEmpty == false
+                ? .offered("introspection_signing_alg_values_supported in its metadata")
+                : .notOffered("no introspection_signing_alg_values_supported in its metadata")
         case .tokenExchange:
             return grants.contains("urn:ietf:params:oauth:grant-type:token-exchange")
                 ? .offered("the token-exchange grant in grant_types_supported")

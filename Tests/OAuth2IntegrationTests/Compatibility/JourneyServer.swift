@@ -53,6 +53,10 @@ enum JourneyServer: String, Sendable, CaseIterable, CustomTestStringConvertible 
         case (.glewlwyd, .ciba):
             // Per OIDC instance (oauth-ciba-allowed, docs/OIDC.md); the suite's main instance leaves it off.
             return .offered("backchannel_authentication_endpoint in the metadata of its instance with CIBA enabled (oidc-ciba)")
+        case (.glewlwyd, .richAuthorization):
+            // RAR is a setting of each OIDC instance (oauth-rar-allowed, rar-types); the
+            // suite's instance oidc-rar has it on and lists authorization_details_types_supported.
+            return .offered("authorization_details_types_supported in the metadata of its oidc-rar instance (RAR is per instance: oauth-rar-allowed)")
         case (.authgent, .userInfo):
             return .serverBug("its openid-configuration lists userinfo_endpoint, but the route does not exist (404)")
         default:

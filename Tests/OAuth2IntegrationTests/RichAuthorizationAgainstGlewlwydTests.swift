@@ -1,0 +1,131 @@
+import Foundation
+import HTTPTypes
+import Logging
+import OAuth2
+import OAuth2JOSE
+import OAuth2TestSupport
+import OAuth2Web
+import Testing
+
+/// Rich Authorization Requests (RFC 9396) and JWT introspection answers (RFC 9701) against
+/// Glewlwyd 2.7.5's oidc-rar instance (`glewlwyd.sh`'s `rar_extras`: type payment_initiation,
+/// client rar-client). The user signs in and consents to the type on Glewlwyd's API, as its
+/// login and consent pages do. Fails, never skips, when Glewlwyd does not answer.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct RichAuthorizationAgainstGlewlwydTests {
+    static var issuer: URL { URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_RAR_ISSUER", "http://127.0.0.1:4593/api/oidc-rar"))! }
+    static var resource: String { Server.env("OAUTH2_TEST_GLEWLWYD_RESOURCE", "https://api.example.test/orders") }
+
+    static func configuration() -> ClientConfiguration {
+        ClientConfiguration(
+            clientID: Server.env("OAUTH2_TEST_GLEWLWYD_RAR_ID", "rar-client"),
+            clientSecret: Server.env("OAUTH2_TEST_GLEWLWYD_RAR_SECRET", "rar-client-secret"),
+            redirectURI: Server.redirectURI, scopes: ["openid", "read"])
+    }
+
+    struct Amount: Codable, Hashable, Sendable {
+        var currency: String
+        var amount: String
+    }
+
+    /// The app's own type for Glewlwyd's configured payment_initiation.
+    struct PaymentInitiation: AuthorizationDetailType, Hashable {
+        static let type = "payment_initiation"
+        var locations: [String]
+        var actions: [String]
+        var instructedAmount: Amount
+    }
+
+    static let payment = PaymentInitiation(
+        locations: ["https://bank.example.test/payments"], actions: ["initiate"], instructedAmount: Amount(currency: "EUR", amount: "12.00"))
+
+    /// Signs alice in, grants the client its scopes and consents to the type, then follows
+    /// the authorization request to its callback and redeems the code.
+    static func signIn(_ client: OAuth2Client, _ options: AuthorizationOptions) async throws -> TokenSet {
+        let request = try await client.startAuthorization(options)
+        let browser = Browser()
+        let clientID = client.configuration.clientID
+        try await Server.glewlwyd.logIn(clientID: clientID, scopes: request.scopes, browser: browser)
+        let (consent, _) = try await browser.send(.put, Self.issuer.appendingPathComponent("rar/\(clientID)/\(PaymentInitiation.type)/1"))
+        #expect(consent.status == .ok, "consent to the type answered \(consent.status.code)")
+        let callback = try await browser.redirect(from: URL(string: request.url.absoluteString + "&g_continue")!)
+        return try await client.completeAuthorization(callbackURL: callback, request: request)
+    }
+
+    static func client(_ configuration: ClientConfiguration = configuration()) async throws -> OAuth2Client {
+        try await Server.glewlwyd.client(configuration, issuer: Self.issuer)
+    }
+
+    @Test func typedDetailsByValueAreGrantedReadBackAndIntrospected() async throws {
+        let client = try await Self.client()
+        #expect(client.metadata.authorizationDetailsTypesSupported == ["payment_initiation"])
+        let tokens = try await Self.signIn(client, AuthorizationOptions(authorizationDetails: [try AuthorizationDetail(Self.payment)]))
+        #expect(try tokens.authorizationDetails(of: PaymentInitiation.self) == [Self.payment])
+        let stored = try JSONDecoder().decode(TokenSet.self, from: JSONEncoder().encode(tokens))
+        #expect(try stored.authorizationDetails(of: PaymentInitiation.self) == [Self.payment], "kept with the stored token set")
+
+        let answer = try await client.introspect(tokens.accessToken, hint: .accessToken)
+        #expect(answer.active)
+        #expect(try answer.authorizationDetails(of: PaymentInitiation.self) == [Self.payment])
+    }
+
+    @Test func aPushedRequestCarriesTheDetails() async throws {
+        var configuration = Self.configuration()
+        configuration.usePushedAuthorizationRequests = true
+        let counter = RequestCounter()
+        let client = try await Server.glewlwyd.client(configuration, issuer: Self.issuer, interceptors: [counter])
+        let details = [AuthorizationDetail(type: "payment_initiation", locations: ["https://bank.example.test/payments"], actions: ["status"])]
+        let tokens = try await Self.signIn(client, AuthorizationOptions(authorizationDetails: details))
+        #expect(counter.count(.pushedAuthorization) == 1)
+        #expect(tokens.authorizationDetails?.covers(details) == true)
+    }
+
+    @Test func aRequestObjectCarriesTheDetails() async throws {
+        var configuration = Self.configuration()
+        configuration.requestObject = RequestObjectOptions()  // HS256 with the client secret
+        let client = try await Self.client(configuration)
+        let details = [AuthorizationDetail(type: "payment_initiation", locations: ["https://bank.example.test/payments"], actions: ["cancel"])]
+        let tokens = try await Self.signIn(client, AuthorizationOptions(authorizationDetails: details))
+        #expect(tokens.authorizationDetails?.covers(details) == true)
+    }
+
+    @Test func aJWTIntrospectionAnswerIsVerifiedAndRead() async throws {
+        let client = try await Self.client()
+        let tokens = try await Self.signIn(client, AuthorizationOptions(resources: [URL(string: Self.resource)!], authorizationDetails: [try AuthorizationDetail(Self.payment)]))
+        // Glewlwyd's answer names the token's audience (the resource asked for) as its aud.
+        let answer = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt(.init(audiences: [Self.resource])))
+        #expect(answer.active)
+        #expect(answer.clientID == client.configuration.clientID)
+        #expect(answer.issuer == Self.issuer.absoluteString)
+        #expect(try answer.authorizationDetails(of: PaymentInitiation.self) == [Self.payment])
+        // By default aud must be this client, which Glewlwyd does not name: refused.
+        do {
+            _ = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt())
+            Issue.record("an answer not addressed to the client was accepted")
+        } catch let error as OAuth2Error {
+            #expect(error.code == .invalidIntrospectionResponse)
+            #expect(error.joseReason == .audienceMismatch)
+        }
+    }
+
+    @Test func theResourceServerRequiresTheDetailsThroughJWTIntrospection() async throws {
+        let client = try await Self.client()
+        let tokens = try await Self.signIn(client, AuthorizationOptions(resources: [URL(string: Self.resource)!], authorizationDetails: [try AuthorizationDetail(Self.payment)]))
+        let introspector = TokenIntrospector(
+            client: client, accepting: .audiences([Self.resource]), format: .jwt(.init(audiences: [Self.resource])))
+        let server = ResourceServer(introspection: introspector)
+        let request = HTTPRequest(
+            method: .post, scheme: "https", authority: "bank.example.test", path: "/payments", headerFields: [.authorization: "Bearer \(tokens.accessToken)"])
+        let initiate = AuthorizationDetail(type: "payment_initiation", actions: ["initiate"], members: ["instructedAmount": .object(["currency": "EUR"])])
+        switch await server.authorize(request, requiredScopes: ["read"], requiredAuthorizationDetails: [initiate]) {
+        case .authorized(let authorized):
+            #expect(authorized.token.authorizationDetails?.first?.type == "payment_initiation")
+        case .refused(let challenge):
+            Issue.record("refused: \(challenge)")
+        }
+        let cancel = AuthorizationDetail(type: "payment_initiation", actions: ["cancel"])
+        switch await server.authorize(request, requiredAuthorizationDetails: [cancel]) {
+        case .authorized: Issue.record("an action not granted was accepted")
+        case .refused(let challenge): #expect(challenge.status == .forbidden)
+        }
+    }
+}
