@@ -25,9 +25,15 @@ import Testing
         locations: ["https://example.com/payments"], actions: ["initiate", "status"],
         instructedAmount: Amount(currency: "EUR", amount: "123.50"), creditorName: "Merchant A")
 
+    /// The query decoded as a form, as a server reads it (`+` is a space).
     func query(_ url: URL) -> [String: String] {
-        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
-        return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
+        let pairs = (url.query ?? "").split(separator: "&").map { pair -> (String, String) in
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        }
+        return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
     }
 
     func array(_ text: String?) throws -> [JSONValue] {
