@@ -128,7 +128,7 @@ import Testing
         let access = try await server(.connection).verify(request(bound), clientCertificate: certificate)
         #expect(access.token.description.contains("certificate-bound"))
         #expect(!access.token.description.contains(bound))
-        #expect(ClientCertificateSource.forwardedHeader(Self.header).description == "header(X-SSL-Client-Cert)")
+        #expect(ClientCertificateSource.forwardedHeader(Self.header).description == "header(x-ssl-client-cert)")
     }
 
     @Test func theMetadataAdvertisesCertificateBoundTokens() throws {

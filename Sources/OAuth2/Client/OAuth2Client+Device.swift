@@ -30,7 +30,7 @@ extension OAuth2Client {
         scopes: [String]? = nil,
         additionalParameters: [String: String] = [:]
     ) async throws -> DeviceAuthorization {
-        let url = try endpoint(metadata.deviceAuthorizationEndpoint, "device authorization endpoint")
+        let url = try endpoint(endpoint("device_authorization_endpoint"), "device authorization endpoint")
         let scopes = scopes ?? configuration.scopes
         var parameters: [(String, String)] = []
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: " "))) }
@@ -140,7 +140,7 @@ extension OAuth2Client {
 
     /// One token request with the device code.
     func deviceTokenAttempt(_ authorization: DeviceAuthorization) async throws -> DeviceTokenAttempt {
-        let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
+        let url = try endpoint(endpoint("token_endpoint"), "token endpoint")
         let grant = Grant.deviceCode(authorization.deviceCode)
         let attempt: DeviceTokenAttempt = try await post(
             url, parameters: [("grant_type", grant.type)] + grant.parameters, kind: .token,

@@ -105,7 +105,7 @@ extension OAuth2Client {
     ///   proof; ``OAuth2Error/Code/invalidConfiguration`` for a DPoP token without a DPoP
     ///   key in the configuration; ``OAuth2Error/Code/missingEndpoint``; transport errors.
     public func userInfo(accessToken: String, tokenType: TokenType = .bearer, expectedSubject: String?) async throws -> UserInfo {
-        let url = try endpoint(metadata.userInfoEndpoint, "userinfo endpoint")
+        let url = try endpoint(endpoint("userinfo_endpoint"), "userinfo endpoint")
         var request = try HTTPRequest.make(method: .get, url: url)
         request.headerFields[.accept] = "application/json, application/jwt"
         let (response, body) = try await send(request, body: nil, accessToken: accessToken, tokenType: tokenType, kind: .userInfo)

@@ -57,6 +57,15 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// referrers) and cannot be sender-constrained or refreshed. See
     /// ``OAuth2Client/implicitAuthorizationRequest(_:options:)``.
     public var allowsImplicitGrant = false
+    /// The transport presents a client certificate (RFC 8705): for certificate-bound access
+    /// tokens, or with the `tls_client_auth` and `self_signed_tls_client_auth` methods (which
+    /// turn this on whatever it says). Requests then go to the server's
+    /// `mtls_endpoint_aliases` when its metadata has them (RFC 8705 §5). The certificate
+    /// itself is the transport's (`AsyncHTTPClientTransport.TLSOptions`).
+    public var mutualTLS = false
+
+    /// Whether the client uses mutual TLS: ``mutualTLS``, or an mTLS authentication method.
+    var usesMutualTLS: Bool { mutualTLS || (authenticationMethod?.isMutualTLS ?? false) }
 
     /// Creates a configuration.
     public init(
@@ -143,6 +152,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if usePushedAuthorizationRequests { parts.append("pushedAuthorizationRequests: true") }
         if requestObject != nil { parts.append("requestObject: signed") }
         if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
+        if mutualTLS { parts.append("mutualTLS: true") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }
 }
