@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2InteractiveSignIn
+import OAuth2JOSE
 import OAuth2TestSupport
 import Testing
 
@@ -145,6 +146,21 @@ struct Journey {
                 let (_, tokens, _) = try await signIn(configuration)
                 #expect(tokens.idTokenClaims?.audiences.contains(registration.clientID) == true, "signed in with the registered client")
             }
+        case .mtlsClientAuthentication, .certificateBoundTokens:
+            guard server == .glewlwyd else { throw JourneyError.noDriver(server, "mutual TLS") }
+            let glewlwyd = Integration.MutualTLSAgainstGlewlwyd()
+            for (certificate, clientID, method) in [
+                ("client", Integration.MutualTLSAgainstGlewlwyd.caClientID, ClientAuthenticationMethod.tlsClientAuth),
+                ("self", Integration.MutualTLSAgainstGlewlwyd.selfSignedClientID, .selfSignedTLSClientAuth),
+            ] {
+                let tokens = try await glewlwyd.clientCredentials(clientID, method: method, presenting: certificate)
+                if feature == .certificateBoundTokens {
+                    let cnf = try JWS(compact: tokens.accessToken).claims()["cnf"]?.objectValue
+                    #expect(cnf?["x5t#S256"]?.stringValue == (try Integration.MutualTLSAgainstGlewlwyd.thumbprint(of: certificate)))
+                } else {
+                    #expect(!tokens.accessToken.isEmpty)
+                }
+            }
         case .tokenExchange:
             let client = try await Authgent.client()
             let subject = try await Authgent.subjectToken(client)
@@ -183,7 +199,7 @@ struct Journey {
                 }
             }
             #expect(error?.source == .server, "the server's own refusal, typed: \(String(describing: error))")
-        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication:
+        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .mtlsClientAuthentication, .certificateBoundTokens:
             // Nothing of the client's to refuse: the evidence (metadata) is the record.
             break
         }

@@ -19,6 +19,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case jwtClientAuthentication = "jwt-client-auth"
     case registration
     case tokenExchange = "token-exchange"
+    case mtlsClientAuthentication = "mtls-client-auth"
+    case certificateBoundTokens = "certificate-bound-tokens"
 
     var description: String { rawValue }
 
@@ -40,6 +42,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .jwtClientAuthentication: "JWT client auth"
         case .registration: "Registration"
         case .tokenExchange: "Token exchange"
+        case .mtlsClientAuthentication: "mTLS client authentication"
+        case .certificateBoundTokens: "Certificate-bound tokens"
         }
     }
 
@@ -72,6 +76,15 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return methods.contains("private_key_jwt") || methods.contains("client_secret_jwt")
                 ? .offered("private_key_jwt or client_secret_jwt in token_endpoint_auth_methods_supported")
                 : .notOffered("neither private_key_jwt nor client_secret_jwt in token_endpoint_auth_methods_supported")
+        case .mtlsClientAuthentication:
+            let methods = metadata.tokenEndpointAuthMethodsSupported ?? []
+            return methods.contains("tls_client_auth") || methods.contains("self_signed_tls_client_auth")
+                ? .offered("tls_client_auth or self_signed_tls_client_auth in token_endpoint_auth_methods_supported")
+                : .notOffered("neither tls_client_auth nor self_signed_tls_client_auth in token_endpoint_auth_methods_supported")
+        case .certificateBoundTokens:
+            return metadata.tlsClientCertificateBoundAccessTokens == true
+                ? .offered("tls_client_certificate_bound_access_tokens in its metadata")
+                : .notOffered("no tls_client_certificate_bound_access_tokens in its metadata")
         case .tokenExchange:
             return grants.contains("urn:ietf:params:oauth:grant-type:token-exchange")
                 ? .offered("the token-exchange grant in grant_types_supported")
