@@ -178,6 +178,8 @@ let package = Package(
                 "OAuth2Internals",
                 "OAuth2", "OAuth2JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // PEM of client certificates forwarded by a TLS-terminating proxy (RFC 8705).
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

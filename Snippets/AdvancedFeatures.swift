@@ -1,12 +1,15 @@
 // Sender-constrained tokens (DPoP), pushed and signed authorization requests (PAR, JAR),
 // JWT client authentication, token exchange, the JWT bearer grant, dynamic registration,
 // encrypted ID tokens and UserInfo answers.
+// Sender-constrained tokens (DPoP, mutual TLS), pushed and signed authorization requests (PAR, JAR),
+// JWT client authentication, token exchange, the JWT bearer grant, dynamic registration.
 
 // snippet.hide
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
 import OAuth2
+import OAuth2AsyncHTTPClient
 import OAuth2Web
 
 let issuer = URL(string: "https://id.example.com")!
@@ -42,6 +45,32 @@ let api = TokenSession(client: workerClient, options: TokenSession.Options(renew
 // Authorization: DPoP <token> and a fresh proof on every request; the API's use_dpop_nonce
 // answered once with its nonce.
 let (orders, _) = try await api.perform(HTTPRequest(method: .get, url: URL(string: "https://api.example.com/orders")!))
+// snippet.end
+
+// snippet.mutualTLS
+// Mutual TLS (RFC 8705): the transport presents the client's certificate; the client
+// authenticates with it (tls_client_auth, or self_signed_tls_client_auth) and its tokens
+// are bound to it. Requests go to the server's mtls_endpoint_aliases when it has them.
+let tls = AsyncHTTPClientTransport.TLSOptions(clientCertificatePath: "client.pem", clientKeyPath: "client.key")
+try tls.validate()                                               // the pair is read now
+let mtlsTransport = AsyncHTTPClientTransport(tls: tls)
+let mtlsClient = try await OAuth2Client(
+    server: .issuer(issuer),
+    configuration: ClientConfiguration(clientID: "orders-worker", authenticationMethod: .tlsClientAuth, scopes: ["orders:read"]),
+    environment: HTTPEnvironment(transport: mtlsTransport))
+let mtlsTokens = try await mtlsClient.clientCredentials()      // cnf.x5t#S256 in the token
+// The API is called over the same transport, so with the same certificate.
+let (mtlsOrders, _) = try await TokenSession(client: mtlsClient, tokens: mtlsTokens)
+    .perform(HTTPRequest(method: .get, url: URL(string: "https://api.example.com/orders")!))
+
+// The API's side: behind nginx, which verifies the certificate and forwards it with
+// `proxy_set_header X-SSL-Client-Cert $ssl_client_escaped_cert;`. Never trusted by default.
+let keys = try TrustedIssuer.KeySource.jwks(URL(string: "https://id.example.com/jwks")!, environment: HTTPEnvironment(transport: mtlsTransport))
+let ordersAPI = ResourceServer(
+    accessTokens: AccessTokenVerifier(issuers: [TrustedIssuer(issuer: issuer.absoluteString, audiences: ["orders"], keys: keys)]),
+    clientCertificates: .forwardedHeader(HTTPField.Name("X-SSL-Client-Cert")!))
+// A service that terminates TLS itself uses `.connection` and passes the peer's DER
+// certificate: `await ordersAPI.authorize(request, clientCertificate: der, requiredScopes: […])`.
 // snippet.end
 
 // snippet.privateKeyJWT

@@ -26,11 +26,51 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         public var caBundlePath: String?
         /// The lowest TLS version accepted. Default TLS 1.2.
         public var minimumTLSVersion: TLSVersion
+        /// A PEM file of the client certificate to present when a server asks for one
+        /// (mutual TLS, RFC 8705: `tls_client_auth`, `self_signed_tls_client_auth`,
+        /// certificate-bound access tokens), with the chain to its CA after it if any.
+        /// Set it with ``clientKeyPath``.
+        public var clientCertificatePath: String?
+        /// A PEM file of the client certificate's private key (unencrypted).
+        public var clientKeyPath: String?
 
         /// Creates TLS settings.
-        public init(caBundlePath: String? = nil, minimumTLSVersion: TLSVersion = .tlsv12) {
+        public init(
+            caBundlePath: String? = nil, minimumTLSVersion: TLSVersion = .tlsv12, clientCertificatePath: String? = nil,
+            clientKeyPath: String? = nil
+        ) {
             self.caBundlePath = caBundlePath
             self.minimumTLSVersion = minimumTLSVersion
+            self.clientCertificatePath = clientCertificatePath
+            self.clientKeyPath = clientKeyPath
+        }
+
+        /// Checks that the client certificate and key come together and can be read: a
+        /// certificate without its key (or the reverse), or a file that is not PEM, would
+        /// otherwise fail at the first TLS handshake. (A key that is not the certificate's
+        /// still fails there.)
+        ///
+        /// - Throws: `OAuth2Error.Code.invalidConfiguration` naming the file (never its content).
+        public func validate() throws(OAuth2Error) {
+            guard clientCertificatePath != nil || clientKeyPath != nil else { return }
+            guard let certificatePath = clientCertificatePath, let keyPath = clientKeyPath else {
+                throw OAuth2Error(
+                    .invalidConfiguration, source: .client, message: "A client certificate needs its private key, and a key its certificate.")
+            }
+            let chain: [NIOSSLCertificate]
+            do {
+                chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+            } catch {
+                throw OAuth2Error(.invalidConfiguration, source: .client, message: "The client certificate file \(certificatePath) holds no PEM certificate.")
+            }
+            guard !chain.isEmpty else {
+                throw OAuth2Error(.invalidConfiguration, source: .client, message: "The client certificate file \(certificatePath) holds no PEM certificate.")
+            }
+            do {
+                _ = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+            } catch {
+                throw OAuth2Error(.invalidConfiguration, source: .client, message: "The client key file \(keyPath) holds no unencrypted PEM private key.")
+            }
         }
     }
 
@@ -94,6 +134,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         tlsConfiguration.minimumTLSVersion = tls.minimumTLSVersion
         if let path = tls.caBundlePath ?? environment["SSL_CERT_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
             tlsConfiguration.trustRoots = .file(path)
+        }
+        if let certificatePath = tls.clientCertificatePath, let keyPath = tls.clientKeyPath {
+            // Read at the handshake: a file that cannot be read fails it (TLSOptions.validate()
+            // checks them up front).
+            tlsConfiguration.certificateChain = (try? NIOSSLCertificate.fromPEMFile(certificatePath))?.map { .certificate($0) }
+                ?? [.file(certificatePath)]
+            tlsConfiguration.privateKey = .file(keyPath)
         }
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tlsConfiguration,

@@ -6,7 +6,13 @@ import OAuth2
 /// Shared by the commands that make a profile (`login`, `token --grant`).
 struct ClientAuthOptions: ParsableArguments {
     /// The methods the tool knows.
-    static let methods = ["client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "none"]
+    static let methods = [
+        "client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "tls_client_auth", "self_signed_tls_client_auth",
+        "none",
+    ]
+
+    /// The methods whose credential is the TLS client certificate (RFC 8705 §2).
+    static let mutualTLSMethods = ["tls_client_auth", "self_signed_tls_client_auth"]
 
     /// What `--assertion-audience` takes.
     enum Audience: String, ExpressibleByArgument, CaseIterable {
@@ -27,9 +33,26 @@ struct ClientAuthOptions: ParsableArguments {
         name: .customLong("auth-method"),
         help: """
             client_secret_basic, client_secret_post, client_secret_jwt (an HS256 assertion made with the \
-            client secret), private_key_jwt (an assertion signed with --private-key) or none.
+            client secret), private_key_jwt (an assertion signed with --private-key), tls_client_auth or \
+            self_signed_tls_client_auth (mutual TLS with --client-certificate) or none.
             """)
     var authMethod: String?
+
+    @Option(
+        name: .customLong("client-certificate"),
+        help: ArgumentHelp(
+            """
+            A client certificate (PEM) to present over mutual TLS (RFC 8705), with --client-key: for \
+            tls_client_auth, self_signed_tls_client_auth, or certificate-bound tokens with any method. The \
+            profile keeps its path.
+            """,
+            valueName: "file"))
+    var clientCertificate: String?
+
+    @Option(
+        name: .customLong("client-key"),
+        help: ArgumentHelp("The private key (PEM) of --client-certificate; the profile keeps its path, never the key.", valueName: "file"))
+    var clientKey: String?
 
     @Option(
         name: .customLong("private-key"),
@@ -58,13 +81,17 @@ struct ClientAuthOptions: ParsableArguments {
             throw ValidationError("--private-key goes with --auth-method private_key_jwt (got \(authMethod)).")
         }
         if keyID != nil, privateKey == nil { throw ValidationError("--key-id goes with --private-key.") }
+        if (clientCertificate == nil) != (clientKey == nil) { throw ValidationError("--client-certificate and --client-key go together.") }
+        if let authMethod, Self.mutualTLSMethods.contains(authMethod), clientCertificate == nil {
+            throw ValidationError("--auth-method \(authMethod) needs --client-certificate FILE and --client-key FILE.")
+        }
         if assertionAudience != nil, authMethod != "client_secret_jwt", privateKey == nil {
             throw ValidationError("--assertion-audience goes with --auth-method client_secret_jwt or private_key_jwt.")
         }
     }
 
     /// Whether the client authenticates with a secret (so one must be given).
-    var needsSecret: Bool { privateKey == nil && authMethod != "none" }
+    var needsSecret: Bool { privateKey == nil && authMethod != "none" && !Self.mutualTLSMethods.contains(authMethod ?? "") }
 
     /// The authentication method to save: `private_key_jwt` when only `--private-key` was given.
     var method: String? { authMethod ?? (privateKey != nil ? "private_key_jwt" : nil) }
@@ -75,6 +102,10 @@ struct ClientAuthOptions: ParsableArguments {
         if let privateKey { options[ProfileOption.privateKey] = URL(fileURLWithPath: privateKey).standardizedFileURL.path }
         if let keyID { options[ProfileOption.keyID] = keyID }
         if let assertionAudience { options[ProfileOption.assertionAudience] = assertionAudience.rawValue }
+        if let clientCertificate, let clientKey {
+            options[ProfileOption.clientCertificate] = URL(fileURLWithPath: clientCertificate).standardizedFileURL.path
+            options[ProfileOption.clientKey] = URL(fileURLWithPath: clientKey).standardizedFileURL.path
+        }
         return options
     }
 }

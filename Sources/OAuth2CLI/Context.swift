@@ -71,8 +71,20 @@ struct Context {
         return try await store.loadRegistration(issuer: issuer, clientID: profile.clientID)?.clientSecret
     }
 
+    /// How the profile's requests are sent: ``environment``, through a transport presenting
+    /// the profile's client certificate when it has one (mutual TLS).
+    func environment(for profile: Profile) throws -> HTTPEnvironment {
+        guard let certificate = profile.options[ProfileOption.clientCertificate] else { return environment }
+        guard let key = profile.options[ProfileOption.clientKey] else {
+            throw CLIError.usage("The profile has a client certificate without its key", hint: "sign in again with --client-certificate and --client-key")
+        }
+        let transport = try HostRecordingTransport.presenting(certificatePath: certificate, keyPath: key)
+        return HTTPEnvironment(transport: transport, requestDeadline: global.requestDeadline, logger: logger)
+    }
+
     /// A client for the profile's server.
     func client(for profile: Profile, secret: String?) async throws -> OAuth2Client {
+        let environment = try self.environment(for: profile)
         var configuration = ClientConfiguration(
             clientID: profile.clientID, clientSecret: secret,
             authenticationMethod: profile.authMethod.map(ClientAuthenticationMethod.init(rawValue:)),
@@ -96,13 +108,13 @@ struct Context {
             return try await OAuth2Client(server: .metadata(given), configuration: configuration, environment: environment)
         }
         guard let url = URL(string: issuer) else { throw CLIError.usage("The issuer \(issuer) is not a URL", hint: "check the profile's issuer") }
-        let metadata = try await discoveredMetadata(issuer: url, configuration: configuration)
+        let metadata = try await discoveredMetadata(issuer: url, configuration: configuration, environment: environment)
         return try await OAuth2Client(server: .metadata(metadata.filling(from: given)), configuration: configuration, environment: environment)
     }
 
     /// The issuer's metadata: from the discovery cache on disk when fetched within the hour,
     /// else discovered now (and kept there).
-    private func discoveredMetadata(issuer: URL, configuration: ClientConfiguration) async throws -> ServerMetadata {
+    private func discoveredMetadata(issuer: URL, configuration: ClientConfiguration, environment: HTTPEnvironment) async throws -> ServerMetadata {
         let cache = MetadataFileCache(configDirectory: global.configDirectory)
         if let metadata = cache.metadata(for: issuer) { return metadata }
         let client = try await OAuth2Client(server: .issuer(issuer), configuration: configuration, environment: environment)
@@ -128,6 +140,8 @@ struct Context {
             configuration.clientAssertion.audience = audience.library
         }
         configuration.usePushedAuthorizationRequests = options[ProfileOption.par] == "true"
+        // A client certificate: requests go to the mtls_endpoint_aliases (RFC 8705 §5).
+        configuration.mutualTLS = options[ProfileOption.clientCertificate] != nil
         // A resource profile's tokens are for its resource alone (RFC 8707), refreshes too.
         if let resource = options[ProfileOption.resource] {
             for kind in [RequestKind.authorization, .token, .deviceAuthorization] {

@@ -17,6 +17,12 @@ enum ProfileOption {
     static let keyID = "key_id"
     /// What client assertions' `aud` names: `issuer`, `token-endpoint` or `endpoint`.
     static let assertionAudience = "assertion_audience"
+    /// The absolute path of the client certificate (PEM) presented over mutual TLS (RFC
+    /// 8705): every request of the profile goes through a transport presenting it, to the
+    /// server's `mtls_endpoint_aliases` when it has them.
+    static let clientCertificate = "client_certificate"
+    /// The absolute path of the client certificate's private key (PEM).
+    static let clientKey = "client_key"
     /// The protected resource the profile was made for (`oauth2 request URL`, `oauth2 login
     /// --resource URL`; ``ResourceProfile``): its identifier is the `resource` (RFC 8707) of
     /// every authorization and token request, and a `403 insufficient_scope` from it leads to

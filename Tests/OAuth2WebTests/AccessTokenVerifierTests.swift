@@ -180,9 +180,20 @@ import Testing
         #expect(await verify(TestIssuer.token { $0["scope"] = 3 })?.reason == .jose(.invalidClaim))
     }
 
+    @Test func readsTheCertificateThumbprintOfACertificateBoundToken() async throws {
+        // Bound to an mTLS certificate (RFC 8705 §3.1): the verifier reads the thumbprint; the
+        // resource server compares it with the presented certificate's.
+        let verified = try await TestIssuer.verifier(date: date).verify(
+            TestIssuer.token { $0["cnf"] = ["x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"] })
+        #expect(verified.certificateThumbprint == "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2")
+        #expect(verified.isCertificateBound && !verified.isDPoPBound)
+        #expect(await verify(TestIssuer.token { $0["cnf"] = ["x5t#S256": 3] })?.reason == .jose(.invalidClaim))
+        #expect(await verify(TestIssuer.token { $0["cnf"] = ["x5t#S256": ""] })?.reason == .jose(.invalidClaim))
+    }
+
     @Test func refusesATokenBoundByAnUnsupportedConfirmationMethod() async {
-        // Bound to an mTLS certificate (RFC 8705): not checkable here, so not a bearer token either.
-        #expect(await verify(TestIssuer.token { $0["cnf"] = ["x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"] })?.reason == .bindingMismatch)
+        // Bound by a raw key (RFC 7800 `jwk`): not checkable here, so not a bearer token either.
+        #expect(await verify(TestIssuer.token { $0["cnf"] = ["jwk": ["kty": "EC"]] })?.reason == .bindingMismatch)
         #expect(await verify(TestIssuer.token { $0["cnf"] = "jkt" })?.reason == .jose(.invalidClaim))
         #expect(await verify(TestIssuer.token { $0["cnf"] = [:] }) == nil)
     }

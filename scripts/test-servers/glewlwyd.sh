@@ -156,6 +156,7 @@ seed_extras() {
   seed_ciba
   spa_client
   rar_extras
+  seed_mtls
 }
 
 # The MCP peers of issue 27 (Tests/MCPPython): additive and idempotent, like seed_extras.
@@ -257,6 +258,31 @@ rar_extras() {
       authorization_type:["code","refresh_token","delete_token"], scope:["openid","g_profile","read"],
       token_endpoint_auth_method:["client_secret_basic","client_secret_post"],
       authorization_details_types:["payment_initiation"]}')"
+}
+
+# Mutual TLS (RFC 8705), through the front at $MTLS_URL (tls.sh), additive and idempotent:
+# - OIDC instance oidc-mtls ($GLEWLWYD_MTLS_ISSUER): reads the client certificate from the
+#   header SSL_CLIENT_CERT that the front sets, at its mtls_endpoint_aliases (…/mtls/token…)
+#   only; offers tls_client_auth and self_signed_tls_client_auth; the access tokens of a
+#   client that authenticated with its certificate are bound to it (cnf.x5t#S256);
+# - client $MTLS_CA_ID: tls_client_auth, matched by the subjectAltName DNS:$MTLS_CA_SAN_DNS of
+#   its certificate (issued by the test client CA);
+# - client $MTLS_SELF_ID: self_signed_tls_client_auth with the certificate of
+#   $STATE/mtls/self.jwks.json (x5c).
+seed_mtls() {
+  mtls_client_certs
+  exists /mod/plugin/oidc-mtls || api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$GLEWLWYD_MTLS_ISSUER")" \
+    '{module:"oidc", name:"oidc-mtls", display_name:"oidc-mtls", parameters:($p + {"client-cert-source":"header",
+      "client-cert-header-name":"SSL_CLIENT_CERT", "client-cert-use-endpoint-aliases":true,
+      "client-cert-self-signed-allowed":true})}')"
+  exists "/client/$MTLS_CA_ID" || api POST /client/ "$(jq -n --arg id "$MTLS_CA_ID" --arg dns "$MTLS_CA_SAN_DNS" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, redirect_uri:[], scope:["read"],
+      authorization_type:["client_credentials","delete_token"], token_endpoint_auth_method:["tls_client_auth"],
+      tls_client_auth_san_dns:$dns}')"
+  exists "/client/$MTLS_SELF_ID" || api POST /client/ "$(jq -n --arg id "$MTLS_SELF_ID" --slurpfile jwks "$STATE/mtls/self.jwks.json" \
+    '{client_id:$id, client_name:$id, confidential:true, enabled:true, redirect_uri:[], scope:["read"],
+      authorization_type:["client_credentials","delete_token"], token_endpoint_auth_method:["self_signed_tls_client_auth"],
+      jwks:$jwks[0]}')"
 }
 
 # The web example app of the browser journeys ($GLEWLWYD_WEBAPP_URL): a confidential client

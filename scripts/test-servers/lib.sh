@@ -17,6 +17,7 @@ POST_LOGOUT_URI=http://127.0.0.1:$REDIRECT_PORT/logged-out
 TEST_USER=alice TEST_PASSWORD=alice-pw
 GLEWLWYD_PORT=${OAUTH2_TEST_GLEWLWYD_PORT:-4593} DOT_PORT=${OAUTH2_TEST_DOT_PORT:-8000}
 TLS_PORT=${OAUTH2_TEST_TLS_PORT:-4443}
+TLS_MTLS_PORT=${OAUTH2_TEST_TLS_MTLS_PORT:-4444}   # the HTTPS front that asks for client certificates
 AUTHGENT_PORT=${OAUTH2_TEST_AUTHGENT_PORT:-8400}
 LEMONLDAP_PORT=${OAUTH2_TEST_LEMONLDAP_PORT:-8300}
 OIDCPROVIDER_PORT=${OAUTH2_TEST_OIDCPROVIDER_PORT:-8500}
@@ -26,6 +27,7 @@ POSTGRES_FAULT_PORT=${OAUTH2_TEST_POSTGRES_FAULT_PORT:-8701}
 GLEWLWYD_URL=http://127.0.0.1:$GLEWLWYD_PORT GLEWLWYD_ISSUER=http://127.0.0.1:$GLEWLWYD_PORT/api/oidc
 DOT_URL=http://127.0.0.1:$DOT_PORT DOT_ISSUER=http://127.0.0.1:$DOT_PORT/o
 TLS_URL=https://127.0.0.1:$TLS_PORT
+MTLS_URL=https://127.0.0.1:$TLS_MTLS_PORT
 AUTHGENT_URL=http://127.0.0.1:$AUTHGENT_PORT   # authgent-server: issuer = its URL
 # LemonLDAP::NG: issuer = its URL exactly (no trailing slash); endpoints under /oauth2/.
 LEMONLDAP_URL=http://127.0.0.1:$LEMONLDAP_PORT LEMONLDAP_ISSUER=http://127.0.0.1:$LEMONLDAP_PORT
@@ -80,6 +82,14 @@ MCP_USER=erin MCP_PASSWORD=erin-pw
 # payment_initiation) and a confidential client allowed that type; its introspection answers
 # JWTs (RFC 9701) on request.
 GLEWLWYD_RAR_ISSUER=$GLEWLWYD_URL/api/oidc-rar RAR_ID=rar-client RAR_SECRET=rar-client-secret
+# Glewlwyd only: mutual TLS (RFC 8705) through the front at $MTLS_URL, which asks for client
+# certificates and passes the presented one to Glewlwyd in the header SSL_CLIENT_CERT. The OIDC
+# instance oidc-mtls reads it there, at its mtls_endpoint_aliases only; client $MTLS_CA_ID
+# authenticates with tls_client_auth (a certificate of the test client CA, with
+# the subjectAltName DNS:$MTLS_CA_SAN_DNS), client $MTLS_SELF_ID with self_signed_tls_client_auth. Their certificates
+# and keys are made at start-up under $STATE/mtls (mtls_client_certs), never committed.
+GLEWLWYD_MTLS_ISSUER=$GLEWLWYD_URL/api/oidc-mtls
+MTLS_CA_ID=mtls-ca MTLS_SELF_ID=mtls-self MTLS_CA_SAN_DNS=oauth2-mtls-client.test
 
 # The web example app of the browser journeys (Examples/HummingbirdWebApp, run by
 # WebAppJourneyTests), as a confidential client `webapp` of Glewlwyd, of DOT and of LemonLDAP::NG.
@@ -320,4 +330,37 @@ await_answer() {
     sleep 0.1
   done
   answers || { do_stop; die "no answer from $ISS after 20 s (log: $LOG)"; }
+}
+
+# The client certificates of the mutual TLS tests (RFC 8705), under $STATE/mtls, made when
+# missing (kept while they stay valid for 2 more days): client-ca.pem/.key (the test client
+# CA, which the front at $MTLS_URL names), client.pem/.key (issued by it, subjectAltName
+# DNS:$MTLS_CA_SAN_DNS), self.pem/.key (self-signed) and self.jwks.json (its public key with the
+# certificate in x5c, as Glewlwyd registers a self_signed_tls_client_auth client).
+mtls_client_certs() {
+  local dir=$STATE/mtls f ok=1
+  for f in client-ca.pem client.pem self.pem; do
+    [ -s "$dir/$f" ] && openssl x509 -checkend 172800 -noout -in "$dir/$f" >/dev/null 2>&1 || ok=0
+  done
+  [ "$ok" = 1 ] && [ -s "$dir/self.jwks.json" ] && return 0
+  mkdir -p "$dir"
+  (umask 077
+   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/client-ca.key" -out "$dir/client-ca.pem" -days 3650 -sha256 \
+     -subj "/O=swift-oauth2 tests/CN=swift-oauth2 test client CA" \
+     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+   openssl req -newkey rsa:2048 -nodes -keyout "$dir/client.key" -out "$dir/client.csr" -subj "/CN=$MTLS_CA_SAN_DNS" 2>/dev/null
+   printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature" "extendedKeyUsage=clientAuth" \
+     "subjectAltName=DNS:$MTLS_CA_SAN_DNS" >"$dir/client.ext"
+   openssl x509 -req -in "$dir/client.csr" -CA "$dir/client-ca.pem" -CAkey "$dir/client-ca.key" \
+     -set_serial "0x$(openssl rand -hex 16)" -days 825 -sha256 -extfile "$dir/client.ext" -out "$dir/client.pem" 2>/dev/null
+   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/self.key" -out "$dir/self.pem" -days 825 -sha256 \
+     -subj "/CN=oauth2-mtls-self-signed" -addext "extendedKeyUsage=clientAuth" 2>/dev/null)
+  rm -f "$dir/client.csr" "$dir/client.ext"
+  local n x5c
+  # shellcheck disable=SC2059  # the format is the modulus's bytes as \xHH escapes
+  n=$(printf "$(openssl x509 -in "$dir/self.pem" -noout -modulus | cut -d= -f2 | sed 's/../\\x&/g')" | base64 -w0 | tr '+/' '-_' | tr -d '=')
+  x5c=$(openssl x509 -in "$dir/self.pem" -outform DER | base64 -w0)
+  jq -n --arg n "$n" --arg x5c "$x5c" '{keys:[{kty:"RSA", e:"AQAB", n:$n, use:"sig", kid:"mtls-self", x5c:[$x5c]}]}' >"$dir/self.jwks.json"
+  chmod 644 "$dir"/*.pem "$dir/self.jwks.json"
+  openssl verify -CAfile "$dir/client-ca.pem" -purpose sslclient "$dir/client.pem" >/dev/null 2>&1 || die "made client certificates do not verify"
 }

@@ -8,6 +8,15 @@
 # nginx.conf, logs, pid and temp dirs. Uses no file of the system's nginx setup.
 # The proxied documents still name http://127.0.0.1:4593 (issuer, endpoints): Glewlwyd
 # knows only its own external_url.
+# A second server on 127.0.0.1:4444 ($MTLS_URL) asks for a client certificate (mutual TLS,
+# RFC 8705) and passes the one presented to Glewlwyd: PEM on one line, its lines joined by
+# tabs, in SSL_CLIENT_CERT (which Glewlwyd's oidc-mtls instance reads: it does not unfold
+# nginx's folded $ssl_client_cert, nor unescape $ssl_client_escaped_cert), URL-escaped PEM in
+# X-SSL-Client-Cert ($ssl_client_escaped_cert, the form OAuth2Web's ClientCertificateSource
+# reads) and the verification result in X-SSL-Client-Verify. It accepts self-signed
+# certificates too (optional_no_ca, for self_signed_tls_client_auth): Glewlwyd matches a
+# tls_client_auth client by its subject DN and a self-signed one by its registered certificate.
+# The client certificates are made under $STATE/mtls (mtls_client_certs in lib.sh).
 set -euo pipefail
 NAME=tls
 # shellcheck source=scripts/test-servers/lib.sh
@@ -21,7 +30,10 @@ DISCOVERY=$TLS_URL/api/oidc/.well-known/openid-configuration
 
 nginx_bin() { command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true; }
 
-answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$CA" "$TLS_URL/")" != 000 ]; }
+answers() {
+  [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$CA" "$TLS_URL/")" != 000 ] \
+    && [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --cacert "$CA" "$MTLS_URL/")" != 000 ]
+}
 
 do_status() { [ -s "$CA" ] && answers; }
 
@@ -53,6 +65,18 @@ make_certs() {
   certs_ok || die "made certificates do not verify"
 }
 
+# nginx has no global replace: the PEM's newlines become tabs through a chain of maps, each
+# replacing the first one left ($ssl_client_raw_cert -> $mtls_pem_1 -> ... -> $mtls_pem_64; a
+# 4096-bit RSA certificate has about 35 lines).
+pem_maps() {
+  local i prev='$ssl_client_raw_cert' tab=$'\t'
+  for ((i = 1; i <= 64; i++)); do
+    printf '  map %s $mtls_pem_%d { "~(?s)^(?<h%d>[^\\n]*)\\n(?<t%d>.*)$" "$h%d%s$t%d"; default %s; }\n' \
+      "$prev" "$i" "$i" "$i" "$i" "$tab" "$i" "$prev"
+    prev="\$mtls_pem_$i"
+  done
+}
+
 write_conf() {
   local user=""
   [ "$(id -u)" -ne 0 ] || user="user root;"   # workers may need to reach a state dir under /root
@@ -72,6 +96,7 @@ http {
   fastcgi_temp_path "$DIR/tmp/fastcgi";
   uwsgi_temp_path "$DIR/tmp/uwsgi";
   scgi_temp_path "$DIR/tmp/scgi";
+$(pem_maps)
   server {
     listen 127.0.0.1:$PORT ssl;
     server_name 127.0.0.1 localhost;
@@ -84,6 +109,26 @@ http {
       proxy_set_header Connection "";
       proxy_set_header X-Forwarded-For \$remote_addr;
       proxy_set_header X-Forwarded-Proto https;
+      proxy_redirect off;
+    }
+  }
+  server {
+    listen 127.0.0.1:$TLS_MTLS_PORT ssl;
+    server_name 127.0.0.1 localhost;
+    ssl_certificate "$CERT";
+    ssl_certificate_key "$KEY";
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_verify_client optional_no_ca;
+    ssl_client_certificate "$STATE/mtls/client-ca.pem";
+    location / {
+      proxy_pass $GLEWLWYD_URL;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Forwarded-For \$remote_addr;
+      proxy_set_header X-Forwarded-Proto https;
+      proxy_set_header SSL_CLIENT_CERT \$mtls_pem_64;
+      proxy_set_header X-SSL-Client-Cert \$ssl_client_escaped_cert;
+      proxy_set_header X-SSL-Client-Verify \$ssl_client_verify;
       proxy_redirect off;
     }
   }
@@ -114,6 +159,7 @@ do_start() {
   do_stop
   mkdir -p "$DIR"
   certs_ok || make_certs
+  mtls_client_certs
   write_conf
   : >"$LOG"
   # daemon on: nginx forks and returns; -e keeps its startup log out of /var/log/nginx.
@@ -124,7 +170,7 @@ do_start() {
   if [ -z "$pid" ] || ! answers; then cat "$LOG" >&2; do_stop; die "nginx does not answer on $TLS_URL"; fi
   verify
   echo "$fp" >"$READY"
-  log "started (pid $pid) in $((SECONDS - t0)) s, $TLS_URL -> $GLEWLWYD_URL, CA $CA"
+  log "started (pid $pid) in $((SECONDS - t0)) s, $TLS_URL and $MTLS_URL (client certificates) -> $GLEWLWYD_URL, CA $CA"
 }
 
 case "${1:-}" in

@@ -42,7 +42,7 @@ extension OAuth2Client {
     ///   ``BackchannelAuthentication/parse(response:body:scopes:bindingMessage:expectedSubject:sentAt:)``
     ///   throws; transport errors.
     public func startBackchannelAuthentication(_ request: BackchannelAuthenticationRequest) async throws -> BackchannelAuthentication {
-        let url = try endpoint(metadata.backchannelAuthenticationEndpoint, "backchannel authentication endpoint")
+        let url = try endpoint(endpoint("backchannel_authentication_endpoint"), "backchannel authentication endpoint")
         guard !request.hint.value.isEmpty else {
             throw OAuth2Error.client(.invalidConfiguration, "A backchannel authentication request needs a non-empty \(request.hint.parameterName).")
         }

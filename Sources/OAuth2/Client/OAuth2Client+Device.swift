@@ -30,7 +30,7 @@ extension OAuth2Client {
         scopes: [String]? = nil,
         additionalParameters: [String: String] = [:]
     ) async throws -> DeviceAuthorization {
-        let url = try endpoint(metadata.deviceAuthorizationEndpoint, "device authorization endpoint")
+        let url = try endpoint(endpoint("device_authorization_endpoint"), "device authorization endpoint")
         let scopes = scopes ?? configuration.scopes
         var parameters: [(String, String)] = []
         if !scopes.isEmpty { parameters.append(("scope", scopes.joined(separator: " "))) }

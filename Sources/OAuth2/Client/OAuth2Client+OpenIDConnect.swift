@@ -124,7 +124,7 @@ extension OAuth2Client {
     ///   proof; ``OAuth2Error/Code/invalidConfiguration`` for a DPoP token without a DPoP
     ///   key in the configuration; ``OAuth2Error/Code/missingEndpoint``; transport errors.
     public func userInfo(accessToken: String, tokenType: TokenType = .bearer, expectedSubject: String?) async throws -> UserInfo {
-        let url = try endpoint(metadata.userInfoEndpoint, "userinfo endpoint")
+        let url = try endpoint(endpoint("userinfo_endpoint"), "userinfo endpoint")
         var request = try HTTPRequest.make(method: .get, url: url)
         // A client that registered encrypted answers asks for a JWT only: some servers
         // (Glewlwyd) answer JSON to anything else.

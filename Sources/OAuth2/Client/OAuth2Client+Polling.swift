@@ -77,7 +77,7 @@ extension OAuth2Client {
     /// are outcomes, other errors are thrown; tokens are parsed and their binding checked
     /// (their ID token is left to the caller).
     func tokenPollAttempt(_ grant: Grant, scopes: [String]) async throws -> TokenPollAttempt {
-        let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
+        let url = try endpoint(endpoint("token_endpoint"), "token endpoint")
         return try await post(
             url, parameters: [("grant_type", grant.type)] + grant.parameters, kind: .token,
             authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true

@@ -47,7 +47,7 @@ extension OAuth2Client {
     ///   an empty 401 or 403 —, `invalid_request_object`…); ``OAuth2Error/Code/invalidResponse``
     ///   for an answer without a usable `request_uri`; transport errors.
     package func pushAuthorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) async throws -> AuthorizationRequest {
-        let url = try endpoint(metadata.pushedAuthorizationRequestEndpoint, "pushed authorization request endpoint")
+        let url = try endpoint(endpoint("pushed_authorization_request_endpoint"), "pushed authorization request endpoint")
         let draft = try AuthorizationDraft(metadata: metadata, configuration: configuration, options: options)
         let sentAt = now()
         var parameters = draft.parameters

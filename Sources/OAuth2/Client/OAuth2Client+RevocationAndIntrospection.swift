@@ -8,7 +8,7 @@ extension OAuth2Client {
     /// Per RFC 7009 §2.2 a server answers 200 for an unknown or already invalid token too,
     /// so success means "this token no longer works", not "this token existed".
     public func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
-        let url = try endpoint(metadata.revocationEndpoint, "revocation endpoint")
+        let url = try endpoint(endpoint("revocation_endpoint"), "revocation endpoint")
         var parameters = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
         try await post(
@@ -35,7 +35,7 @@ extension OAuth2Client {
     ///   without `active`; ``OAuth2Error/Code/invalidIntrospectionResponse`` for a JWT answer
     ///   that fails a check; ``OAuth2Error/Code/missingEndpoint``; transport errors.
     public func introspect(_ token: String, hint: TokenTypeHint? = nil, format: IntrospectionFormat = .json) async throws -> IntrospectionResponse {
-        let url = try endpoint(metadata.introspectionEndpoint, "introspection endpoint")
+        let url = try endpoint(endpoint("introspection_endpoint"), "introspection endpoint")
         var parameters = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
         let validator: IntrospectionJWTValidator?

@@ -64,7 +64,7 @@ extension OAuth2Client {
     /// The token request itself, without ID-token validation.
     func sendGrant(_ grant: Grant, requestedScopes: [String]?) async throws -> TokenSet {
         let grant = grant.usesConfiguredScopes ? grant.addingScopes(configuration.scopes) : grant
-        let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
+        let url = try endpoint(endpoint("token_endpoint"), "token endpoint")
         var parameters: [(String, String)] = [("grant_type", grant.type)]
         parameters += grant.parameters
         return try await post(

@@ -27,7 +27,7 @@ extension OAuth2Client {
     ///   `access_token` or `issued_token_type`.
     public func exchangeToken(_ request: TokenExchangeRequest) async throws -> TokenExchangeResponse {
         let grant = try Grant.tokenExchange(request)
-        let url = try endpoint(metadata.tokenEndpoint, "token endpoint")
+        let url = try endpoint(endpoint("token_endpoint"), "token endpoint")
         return try await post(
             url, parameters: [("grant_type", grant.type)] + grant.parameters, kind: .token,
             authMethods: metadata.tokenEndpointAuthMethodsSupported, dpop: true

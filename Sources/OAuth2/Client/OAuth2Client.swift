@@ -132,6 +132,12 @@ public struct OAuth2Client: Sendable {
     /// The logger this client writes to.
     public var logger: Logger { pipeline.logger }
 
+    /// The metadata's endpoint `name`, or its mTLS alias when the client uses mutual TLS
+    /// (RFC 8705 §5).
+    func endpoint(_ name: String) -> URL? {
+        metadata.endpoint(name, mutualTLS: configuration.usesMutualTLS)
+    }
+
     func endpoint(_ url: URL?, _ name: String) throws(OAuth2Error) -> URL {
         guard let url else {
             throw .client(.missingEndpoint, "The server has no \(name).")

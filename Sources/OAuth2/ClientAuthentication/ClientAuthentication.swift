@@ -25,7 +25,9 @@ enum ClientAuthentication {
             }
             appendClientID(configuration, to: &parameters)
             parameters.append(("client_secret", secret))
-        case .none:
+        case .none, .tlsClientAuth, .selfSignedTLSClientAuth:
+            // For mutual TLS (RFC 8705 §2) the certificate is the credential: the transport
+            // presents it, and the body names the client.
             appendClientID(configuration, to: &parameters)
         case .clientSecretJWT, .privateKeyJWT:
             let assertion = try self.assertion(method, configuration: configuration, endpoint: endpoint, metadata: metadata, now: now)

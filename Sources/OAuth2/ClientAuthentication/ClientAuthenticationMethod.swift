@@ -25,4 +25,14 @@ public struct ClientAuthenticationMethod: RawRepresentable, Hashable, Sendable, 
     /// A JWT signed with the client's private key (``ClientConfiguration/privateKey``),
     /// RFC 7523 §2.2 / OIDC Core §9.
     public static let privateKeyJWT: Self = "private_key_jwt"
+    /// Mutual TLS with a certificate issued by a CA the server trusts (RFC 8705 §2.1):
+    /// `client_id` in the body; the transport presents the certificate (for example
+    /// `AsyncHTTPClientTransport.TLSOptions.clientCertificatePath`).
+    public static let tlsClientAuth: Self = "tls_client_auth"
+    /// Mutual TLS with a self-signed certificate registered with the client (RFC 8705
+    /// §2.2): `client_id` in the body; the transport presents the certificate.
+    public static let selfSignedTLSClientAuth: Self = "self_signed_tls_client_auth"
+
+    /// Whether the client proves who it is with its TLS certificate (RFC 8705 §2).
+    public var isMutualTLS: Bool { self == .tlsClientAuth || self == .selfSignedTLSClientAuth }
 }

@@ -60,6 +60,15 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// Encrypted ID tokens and UserInfo answers (JWE): the client's decryption keys and the
     /// algorithms it accepts. `nil` (the default) refuses encrypted answers.
     public var encryption: EncryptionOptions? = nil
+    /// The transport presents a client certificate (RFC 8705): for certificate-bound access
+    /// tokens, or with the `tls_client_auth` and `self_signed_tls_client_auth` methods (which
+    /// turn this on whatever it says). Requests then go to the server's
+    /// `mtls_endpoint_aliases` when its metadata has them (RFC 8705 §5). The certificate
+    /// itself is the transport's (`AsyncHTTPClientTransport.TLSOptions`).
+    public var mutualTLS = false
+
+    /// Whether the client uses mutual TLS: ``mutualTLS``, or an mTLS authentication method.
+    var usesMutualTLS: Bool { mutualTLS || (authenticationMethod?.isMutualTLS ?? false) }
 
     /// Creates a configuration.
     public init(
@@ -147,6 +156,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if requestObject != nil { parts.append("requestObject: signed") }
         if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
         if let encryption { parts.append("encryption: \(encryption.decryptionKeys.count) key(s) \(Redactor.placeholder)") }
+        if mutualTLS { parts.append("mutualTLS: true") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }
 }

@@ -165,6 +165,14 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
     public var tlsClientCertificateBoundAccessTokens: Bool? { bool("tls_client_certificate_bound_access_tokens") }
     /// `mtls_endpoint_aliases` (RFC 8705)
     public var mtlsEndpointAliases: [String: JSONValue]? { fields["mtls_endpoint_aliases"]?.objectValue }
+
+    /// The endpoint named `name` (`token_endpoint`…) for a client that uses mutual TLS (RFC
+    /// 8705 §5): its alias in `mtls_endpoint_aliases` when there is one, else the endpoint.
+    /// Without `mutualTLS`, the endpoint.
+    public func endpoint(_ name: String, mutualTLS: Bool) -> URL? {
+        if mutualTLS, let alias = mtlsEndpointAliases?[name]?.stringValue.flatMap(URL.init(string:)) { return alias }
+        return url(name)
+    }
     /// `pushed_authorization_request_endpoint` (RFC 9126)
     public var pushedAuthorizationRequestEndpoint: URL? { url("pushed_authorization_request_endpoint") }
     /// `require_pushed_authorization_requests` (RFC 9126)

@@ -76,6 +76,7 @@ struct TokenCommand: AsyncParsableCommand, AnswersFromStore {
                 ("--issuer", issuer != nil), ("--client-id", clientID != nil), ("--client-secret…", clientSecret.isGiven),
                 ("--username", username != nil), ("--password-stdin", passwordStdin), ("--token-endpoint", tokenEndpoint != nil),
                 ("--auth-method", auth.authMethod != nil), ("--private-key", auth.privateKey != nil), ("--dpop", dpop != nil),
+                ("--client-certificate", auth.clientCertificate != nil),
                 ("--assertion", assertion != nil), ("--assertion-key", assertionKey != nil),
             ]
             if let (name, _) = machineOnly.first(where: \.1) { throw ValidationError("\(name) goes with --grant.") }

@@ -82,7 +82,7 @@ public struct AccessTokenError: Error, Sendable, Hashable, CustomStringConvertib
         /// The token is DPoP-bound but was sent as a bearer token, or is not bound but was
         /// sent with the DPoP scheme, or bearer tokens are not accepted.
         public static let bindingMismatch: Reason = "binding_mismatch"
-        /// `cnf.jkt` is not the thumbprint of the proof's key.
+        /// `cnf.jkt` is not the thumbprint of the proof's key, or `cnf.x5t#S256` not the thumbprint of the presented certificate.
         public static let confirmationMismatch: Reason = "cnf_mismatch"
         /// The proof's `htm` is not the request's method.
         public static let methodMismatch: Reason = "htm_mismatch"

@@ -245,10 +245,11 @@ public struct AccessTokenVerifier: Sendable {
         // other `scope` is checked here.
         let scopes: ScopeStorage
         if case .string(let text)? = claims.scope { scopes = .text(text) } else { scopes = .set(try Self.scopes(claims.scope)) }
+        let confirmation = try Self.confirmation(claims.cnf)
         return VerifiedAccessToken(
             format: .jwt, issuer: issuer.issuer, subject: subject, clientID: clientID, scopes: scopes, audience: audience,
-            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: try confirmationThumbprint(claims.cnf),
-            rawClaims: claims.raw ?? LazyJSONObject.make([:]))
+            expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmation.keyThumbprint,
+            certificateThumbprint: confirmation.certificateThumbprint, rawClaims: claims.raw ?? LazyJSONObject.make([:]))
     }
 
     /// Whether `audiences` holds `audience`: a few are compared in turn (`String` equality,
@@ -272,22 +273,37 @@ public struct AccessTokenVerifier: Sendable {
         }
     }
 
-    /// `cnf.jkt` (RFC 9449 §6.1), when the token is bound to a DPoP key. A token bound by
-    /// another confirmation method only (an mTLS certificate's `x5t#S256`, RFC 8705) is
-    /// refused: this API cannot check that binding, and accepting it as a bearer token would
-    /// undo it.
-    static func confirmationThumbprint(_ value: JSONValue?) throws(AccessTokenError) -> String? {
-        guard let value else { return nil }
+    /// A token's `cnf` claim: the key or certificate it is bound to.
+    struct Confirmation {
+        /// `cnf.jkt` (RFC 9449 §6.1): the thumbprint of a DPoP key.
+        var keyThumbprint: String?
+        /// `cnf.x5t#S256` (RFC 8705 §3.1): the SHA-256 thumbprint of a client certificate.
+        var certificateThumbprint: String?
+    }
+
+    /// `cnf.jkt` (RFC 9449 §6.1), when the token is bound to a DPoP key, and `cnf.x5t#S256`
+    /// (RFC 8705 §3.1), when it is bound to a client certificate. A token bound by another
+    /// confirmation method only is refused: this API cannot check that binding, and
+    /// accepting it as a bearer token would undo it.
+    static func confirmation(_ value: JSONValue?) throws(AccessTokenError) -> Confirmation {
+        guard let value else { return Confirmation() }
         guard let cnf = value.objectValue else { throw .invalidToken(.init(.invalidClaim), "The token's cnf is not an object.") }
-        guard let jkt = cnf["jkt"] else {
-            guard cnf.isEmpty else {
-                throw .invalidToken(.bindingMismatch, "The token is bound by a confirmation method this API does not support.")
+        var confirmation = Confirmation()
+        if let jkt = cnf["jkt"] {
+            guard let thumbprint = jkt.stringValue, !thumbprint.isEmpty else {
+                throw .invalidToken(.init(.invalidClaim), "The token's cnf.jkt is not a string.")
             }
-            return nil
+            confirmation.keyThumbprint = thumbprint
         }
-        guard let thumbprint = jkt.stringValue, !thumbprint.isEmpty else {
-            throw .invalidToken(.init(.invalidClaim), "The token's cnf.jkt is not a string.")
+        if let x5t = cnf["x5t#S256"] {
+            guard let thumbprint = x5t.stringValue, !thumbprint.isEmpty else {
+                throw .invalidToken(.init(.invalidClaim), "The token's cnf.x5t#S256 is not a string.")
+            }
+            confirmation.certificateThumbprint = thumbprint
         }
-        return thumbprint
+        if confirmation.keyThumbprint == nil, confirmation.certificateThumbprint == nil, !cnf.isEmpty {
+            throw .invalidToken(.bindingMismatch, "The token is bound by a confirmation method this API does not support.")
+        }
+        return confirmation
     }
 }

@@ -27,6 +27,9 @@ import OAuth2JOSE
 /// - `Authorization: DPoP <token>` with one `DPoP` proof header (RFC 9449 §7) is accepted
 ///   when ``dpop`` is set: the proof is checked (see ``DPoPProofVerifier``), then the token,
 ///   which must be bound to the proof's key; its `jti` is recorded last.
+/// - A token bound to a client certificate (`cnf.x5t#S256`, RFC 8705 §3) is accepted only
+///   when ``clientCertificates`` names where the request's certificate is found and that
+///   certificate's SHA-256 thumbprint is the token's; without a source it is refused.
 /// - A token in the URL query (`access_token`, RFC 6750 §2.3) is refused.
 /// - A request without a token, or with another scheme (`Basic`), gets bare challenges.
 /// - Every challenge names the scopes the route requires (`scope`).
@@ -66,6 +69,9 @@ public struct ResourceServer: Sendable {
     public let dpop: DPoPProofVerifier?
     /// Whether `Bearer` tokens are accepted (an API may require DPoP).
     public let acceptsBearerTokens: Bool
+    /// Where the client certificate of a request is found, to check certificate-bound
+    /// tokens (RFC 8705 §3); `nil` (the default) refuses them.
+    public let clientCertificates: ClientCertificateSource?
     /// The `realm` of the challenges, if any.
     public let realm: String?
     /// The protected resource this server guards (RFC 9728), if configured.
@@ -86,16 +92,20 @@ public struct ResourceServer: Sendable {
     ///   - introspection: checks other tokens at the introspection endpoint.
     ///   - dpop: checks DPoP proofs; `nil` refuses the DPoP scheme.
     ///   - acceptsBearerTokens: `false` to require DPoP.
+    ///   - clientCertificates: where a request's client certificate is found, to accept
+    ///     certificate-bound tokens (RFC 8705); `nil` refuses them.
     ///   - realm: the challenges' `realm`.
     ///   - logger: where refusals are logged at debug level (codes and reasons only).
     public init(
         accessTokens: AccessTokenVerifier? = nil, introspection: TokenIntrospector? = nil, dpop: DPoPProofVerifier? = nil,
-        acceptsBearerTokens: Bool = true, realm: String? = nil, logger: Logger = Logger(label: "swift-oauth2.resource-server")
+        acceptsBearerTokens: Bool = true, clientCertificates: ClientCertificateSource? = nil, realm: String? = nil,
+        logger: Logger = Logger(label: "swift-oauth2.resource-server")
     ) {
         self.accessTokens = accessTokens
         self.introspection = introspection
         self.dpop = dpop
         self.acceptsBearerTokens = acceptsBearerTokens || dpop == nil
+        self.clientCertificates = clientCertificates
         self.realm = realm
         self.logger = logger
         resource = nil
@@ -111,7 +121,8 @@ public struct ResourceServer: Sendable {
     /// the issuers of `accessTokens` and `introspection`), `scopes_supported`,
     /// `bearer_methods_supported` (`header`: tokens are read from the `Authorization` header
     /// only), `dpop_signing_alg_values_supported` and `dpop_bound_access_tokens_required`
-    /// with `dpop`, `resource_name`, `resource_documentation`, and `signed_metadata` when
+    /// with `dpop`, `tls_client_certificate_bound_access_tokens` with `clientCertificates`,
+    /// `resource_name`, `resource_documentation`, and `signed_metadata` when
     /// ``ProtectedResource/signature`` is set.
     ///
     /// - Parameters:
@@ -120,22 +131,25 @@ public struct ResourceServer: Sendable {
     ///   - introspection: checks other tokens at the introspection endpoint.
     ///   - dpop: checks DPoP proofs; `nil` refuses the DPoP scheme.
     ///   - acceptsBearerTokens: `false` to require DPoP.
+    ///   - clientCertificates: where a request's client certificate is found, to accept
+    ///     certificate-bound tokens (RFC 8705); `nil` refuses them.
     ///   - realm: the challenges' `realm`.
     ///   - logger: where refusals are logged at debug level (codes and reasons only).
     /// - Throws: `OAuth2Error.Code.invalidConfiguration` when there is no authorization
     ///   server to advertise (MCP clients need one), or the metadata cannot be signed.
     public init(
         resource: ProtectedResource, accessTokens: AccessTokenVerifier? = nil, introspection: TokenIntrospector? = nil,
-        dpop: DPoPProofVerifier? = nil, acceptsBearerTokens: Bool = true, realm: String? = nil,
-        logger: Logger = Logger(label: "swift-oauth2.resource-server")
+        dpop: DPoPProofVerifier? = nil, acceptsBearerTokens: Bool = true, clientCertificates: ClientCertificateSource? = nil,
+        realm: String? = nil, logger: Logger = Logger(label: "swift-oauth2.resource-server")
     ) throws(OAuth2Error) {
         publication = try MetadataPublication(
             resource: resource, accessTokens: accessTokens, introspection: introspection, dpop: dpop,
-            acceptsBearerTokens: acceptsBearerTokens || dpop == nil)
+            acceptsBearerTokens: acceptsBearerTokens || dpop == nil, certificateBoundTokens: clientCertificates != nil)
         self.accessTokens = accessTokens
         self.introspection = introspection
         self.dpop = dpop
         self.acceptsBearerTokens = acceptsBearerTokens || dpop == nil
+        self.clientCertificates = clientCertificates
         self.realm = realm
         self.logger = logger
         self.resource = resource
@@ -186,11 +200,21 @@ public struct ResourceServer: Sendable {
     ///
     /// Never throws: a refusal is a ``Decision/refused(_:)`` with the response to send.
     /// A refusal's challenge names `requiredScopes` (`scope`) whatever the error.
+    ///
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - clientCertificate: the DER certificate the client presented on the TLS
+    ///     connection, read when ``clientCertificates`` is ``ClientCertificateSource/connection``.
+    ///   - requiredScopes: the scopes the route requires.
+    ///   - requiredAuthorizationDetails: the authorization details (RFC 9396) the token must cover.
     public func authorize(
-        _ request: HTTPRequest, requiredScopes: [String] = [], requiredAuthorizationDetails: [AuthorizationDetail] = []
+        _ request: HTTPRequest, clientCertificate: [UInt8]? = nil, requiredScopes: [String] = [],
+        requiredAuthorizationDetails: [AuthorizationDetail] = []
     ) async -> Decision {
         do {
-            return .authorized(try await verify(request, requiredScopes: requiredScopes, requiredAuthorizationDetails: requiredAuthorizationDetails))
+            return .authorized(try await verify(
+                request, clientCertificate: clientCertificate, requiredScopes: requiredScopes,
+                requiredAuthorizationDetails: requiredAuthorizationDetails))
         } catch {
             logger.debug("Request refused", metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
             return .refused(challenge(for: error))
@@ -209,13 +233,20 @@ public struct ResourceServer: Sendable {
     /// JWT claims or its introspection answer, must cover each; see
     /// ``AuthorizationDetail/covers(_:)``).
     ///
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - clientCertificate: the DER certificate the client presented on the TLS
+    ///     connection, read when ``clientCertificates`` is ``ClientCertificateSource/connection``.
+    ///   - requiredScopes: the scopes the route requires.
+    ///   - requiredAuthorizationDetails: the authorization details the token must cover.
     /// - Throws: ``AccessTokenError`` with its ``AccessTokenError/scheme`` set, and its
     ///   ``AccessTokenError/requiredScopes`` (when empty) set to `requiredScopes`; turn it
     ///   into a response with ``challenge(for:)``. Details not covered are
     ///   ``AccessTokenError/Code/insufficientScope`` with the reason
     ///   ``AccessTokenError/Reason/missingAuthorizationDetails``.
     public func verify(
-        _ request: HTTPRequest, requiredScopes: [String] = [], requiredAuthorizationDetails: [AuthorizationDetail] = []
+        _ request: HTTPRequest, clientCertificate: [UInt8]? = nil, requiredScopes: [String] = [],
+        requiredAuthorizationDetails: [AuthorizationDetail] = []
     ) async throws(AccessTokenError) -> AuthorizedRequest {
         var scheme: AccessTokenScheme?
         do throws(AccessTokenError) {
@@ -224,7 +255,7 @@ public struct ResourceServer: Sendable {
             guard let credentials else { throw AccessTokenError(.missingToken, reason: .missingToken, "The request has no access token.") }
             switch credentials.scheme {
             case .dpop:
-                let authorized = try await verifyDPoP(request, token: credentials.token, requiredScopes: requiredScopes)
+                let authorized = try await verifyDPoP(request, token: credentials.token, clientCertificate: clientCertificate, requiredScopes: requiredScopes)
                 try authorized.token.requireAuthorizationDetails(requiredAuthorizationDetails)
                 return authorized
             default:
@@ -235,6 +266,7 @@ public struct ResourceServer: Sendable {
                 guard !token.isDPoPBound else {
                     throw AccessTokenError.invalidToken(.bindingMismatch, "The access token is DPoP-bound: send it with the DPoP scheme and a proof.")
                 }
+                try checkCertificateBinding(of: token, request: request, connection: clientCertificate)
                 try token.requireScopes(requiredScopes)
                 try token.requireAuthorizationDetails(requiredAuthorizationDetails)
                 return AuthorizedRequest(token: token, scheme: .bearer, responseHeaderFields: [:])
@@ -247,7 +279,9 @@ public struct ResourceServer: Sendable {
         }
     }
 
-    private func verifyDPoP(_ request: HTTPRequest, token: String, requiredScopes: [String]) async throws(AccessTokenError) -> AuthorizedRequest {
+    private func verifyDPoP(
+        _ request: HTTPRequest, token: String, clientCertificate: [UInt8]?, requiredScopes: [String]
+    ) async throws(AccessTokenError) -> AuthorizedRequest {
         guard let dpop else { throw AccessTokenError(.invalidRequest, reason: .bindingMismatch, "This API does not accept DPoP.") }
         let proofs = request.headerFields[values: .dpop]
         guard proofs.count == 1, let proof = proofs.first else {
@@ -261,11 +295,28 @@ public struct ResourceServer: Sendable {
         guard constantTimeEquals(bound, checked.thumbprint) else {
             throw AccessTokenError.invalidToken(.confirmationMismatch, "The access token is bound to another key than the DPoP proof's.")
         }
+        try checkCertificateBinding(of: verified, request: request, connection: clientCertificate)
         try verified.requireScopes(requiredScopes)
         try await dpop.recordUse(checked)
         var fields = HTTPFields()
         if let nonce = checked.nextNonce { fields[.dpopNonce] = nonce }
         return AuthorizedRequest(token: verified, scheme: .dpop, responseHeaderFields: fields)
+    }
+
+    /// For a certificate-bound token (`cnf.x5t#S256`), checks that the request presents that
+    /// certificate (RFC 8705 §3): read from ``clientCertificates`` only, compared in
+    /// constant time. Nothing for any other token.
+    func checkCertificateBinding(of token: VerifiedAccessToken, request: HTTPRequest, connection: [UInt8]?) throws(AccessTokenError) {
+        guard let bound = token.certificateThumbprint else { return }
+        guard let clientCertificates else {
+            throw AccessTokenError.invalidToken(.bindingMismatch, "The access token is bound to a client certificate, which this API does not read.")
+        }
+        guard let certificate = try clientCertificates.certificate(of: request, connection: connection) else {
+            throw AccessTokenError.invalidToken(.bindingMismatch, "The access token is bound to a client certificate, and the request presented none.")
+        }
+        guard constantTimeEquals(ClientCertificateSource.thumbprint(ofDER: certificate), bound) else {
+            throw AccessTokenError.invalidToken(.confirmationMismatch, "The access token is bound to another client certificate than the request's.")
+        }
     }
 
     /// Verifies a token by its shape: JWS to ``accessTokens``, else ``introspection``. With a
@@ -350,7 +401,7 @@ private final class MetadataPublication: Sendable {
 
     init(
         resource: ProtectedResource, accessTokens: AccessTokenVerifier?, introspection: TokenIntrospector?, dpop: DPoPProofVerifier?,
-        acceptsBearerTokens: Bool
+        acceptsBearerTokens: Bool, certificateBoundTokens: Bool
     ) throws(OAuth2Error) {
         var servers = resource.authorizationServers
         if servers.isEmpty {
@@ -372,6 +423,7 @@ private final class MetadataPublication: Sendable {
             fields["dpop_signing_alg_values_supported"] = .array(dpop.allowedAlgorithms.map { .string($0.rawValue) })
             fields["dpop_bound_access_tokens_required"] = .bool(!acceptsBearerTokens)
         }
+        if certificateBoundTokens { fields["tls_client_certificate_bound_access_tokens"] = .bool(true) }
         if let name = resource.name { fields["resource_name"] = .string(name) }
         if let documentation = resource.documentation { fields["resource_documentation"] = .string(documentation.absoluteString) }
         fields["signed_metadata"] = nil

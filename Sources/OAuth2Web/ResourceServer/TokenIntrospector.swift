@@ -249,12 +249,13 @@ public final class TokenIntrospector: Sendable {
         if let issuer, let answered = response.issuer, answered != issuer {
             return .failure(.invalidToken(.init(.issuerMismatch), "The token's issuer is not trusted."))
         }
-        let thumbprint: String?
-        do { thumbprint = try AccessTokenVerifier.confirmationThumbprint(response.fields["cnf"]) } catch { return .failure(error) }
+        let confirmation: AccessTokenVerifier.Confirmation
+        do { confirmation = try AccessTokenVerifier.confirmation(response.fields["cnf"]) } catch { return .failure(error) }
         let token = VerifiedAccessToken(
             format: .introspected, issuer: response.issuer ?? issuer, subject: response.subject, clientID: response.clientID,
             scopes: Set(response.scopes ?? []), audience: response.audience ?? [], expiresAt: response.expiresAt,
-            issuedAt: response.issuedAt, jwtID: response.jwtID, confirmationThumbprint: thumbprint, claims: response.fields)
+            issuedAt: response.issuedAt, jwtID: response.jwtID, confirmationThumbprint: confirmation.keyThumbprint,
+            certificateThumbprint: confirmation.certificateThumbprint, claims: response.fields)
         return .success(Answer(token: token, audience: response.audience, scopes: response.scopes))
     }
 }

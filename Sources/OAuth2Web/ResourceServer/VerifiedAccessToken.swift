@@ -56,6 +56,9 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     /// `cnf.jkt` (RFC 9449 §6): the thumbprint of the DPoP key the token is bound to; `nil`
     /// for a bearer token.
     public let confirmationThumbprint: String?
+    /// `cnf.x5t#S256` (RFC 8705 §3.1): the base64url SHA-256 thumbprint of the client
+    /// certificate the token is bound to; `nil` unless the token is certificate-bound.
+    public let certificateThumbprint: String?
     /// Every claim (of the JWT, or of the introspection answer). A JWT's set is decoded the
     /// first time this is read (the verifier reads the claims it checks in one pass).
     public var claims: [String: JSONValue] { rawClaims.object }
@@ -64,12 +67,13 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     /// Creates a value; the verifiers make these.
     public init(
         format: Format, issuer: String?, subject: String?, clientID: String?, scopes: Set<String>, audience: [String],
-        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, claims: [String: JSONValue]
+        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, certificateThumbprint: String? = nil,
+        claims: [String: JSONValue]
     ) {
         self.init(
             format: format, issuer: issuer, subject: subject, clientID: clientID, scopes: .set(scopes), audience: .many(audience),
             expiresAt: expiresAt, issuedAt: issuedAt, jwtID: jwtID, confirmationThumbprint: confirmationThumbprint,
-            rawClaims: LazyJSONObject.make(claims))
+            certificateThumbprint: certificateThumbprint, rawClaims: LazyJSONObject.make(claims))
     }
 
     /// Creates a value as the verifiers keep it: the scopes as a set or as the `scope`
@@ -78,7 +82,8 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     /// read.
     package init(
         format: Format, issuer: String?, subject: String?, clientID: String?, scopes: ScopeStorage, audience: AudienceStorage,
-        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, rawClaims: LazyJSONObject
+        expiresAt: Date?, issuedAt: Date?, jwtID: String?, confirmationThumbprint: String?, certificateThumbprint: String? = nil,
+        rawClaims: LazyJSONObject
     ) {
         self.format = format
         self.issuer = issuer
@@ -90,6 +95,7 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
         self.issuedAt = issuedAt
         self.jwtID = jwtID
         self.confirmationThumbprint = confirmationThumbprint
+        self.certificateThumbprint = certificateThumbprint
         self.rawClaims = rawClaims
     }
 
@@ -98,6 +104,7 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
         lhs.format == rhs.format && lhs.issuer == rhs.issuer && lhs.subject == rhs.subject && lhs.clientID == rhs.clientID
             && lhs.scopes == rhs.scopes && lhs.audience == rhs.audience && lhs.expiresAt == rhs.expiresAt
             && lhs.issuedAt == rhs.issuedAt && lhs.jwtID == rhs.jwtID && lhs.confirmationThumbprint == rhs.confirmationThumbprint
+            && lhs.certificateThumbprint == rhs.certificateThumbprint
             && (lhs.rawClaims.isIdentical(to: rhs.rawClaims) || lhs.claims == rhs.claims)
     }
 
@@ -113,11 +120,15 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(issuedAt)
         hasher.combine(jwtID)
         hasher.combine(confirmationThumbprint)
+        hasher.combine(certificateThumbprint)
         hasher.combine(claims)
     }
 
     /// Whether the token is bound to a DPoP key (it has `cnf.jkt`).
     public var isDPoPBound: Bool { confirmationThumbprint != nil }
+
+    /// Whether the token is bound to a client certificate (it has `cnf.x5t#S256`, RFC 8705 §3).
+    public var isCertificateBound: Bool { certificateThumbprint != nil }
 
     /// Whether the token grants every scope of `required`.
     public func grants(_ required: some Sequence<String>) -> Bool {
@@ -164,7 +175,7 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
 
     /// Format, issuer, subject, client and scopes; never the token.
     public var description: String {
-        "VerifiedAccessToken(\(format), iss: \(issuer ?? "-"), sub: \(subject ?? "-"), client_id: \(clientID ?? "-"), scope: \(scopes.sorted().joined(separator: " "))\(isDPoPBound ? ", DPoP-bound" : ""))"
+        "VerifiedAccessToken(\(format), iss: \(issuer ?? "-"), sub: \(subject ?? "-"), client_id: \(clientID ?? "-"), scope: \(scopes.sorted().joined(separator: " "))\(isDPoPBound ? ", DPoP-bound" : "")\(isCertificateBound ? ", certificate-bound" : ""))"
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2InteractiveSignIn
+import OAuth2JOSE
 import OAuth2TestSupport
 import Testing
 
@@ -170,6 +171,21 @@ struct Journey {
             let audiences = [client.configuration.clientID, "openid read", "read openid", "read"]
             let answer = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt(.init(audiences: audiences)))
             #expect(answer.active)
+        case .mtlsClientAuthentication, .certificateBoundTokens:
+            guard server == .glewlwyd else { throw JourneyError.noDriver(server, "mutual TLS") }
+            let glewlwyd = Integration.MutualTLSAgainstGlewlwyd()
+            for (certificate, clientID, method) in [
+                ("client", Integration.MutualTLSAgainstGlewlwyd.caClientID, ClientAuthenticationMethod.tlsClientAuth),
+                ("self", Integration.MutualTLSAgainstGlewlwyd.selfSignedClientID, .selfSignedTLSClientAuth),
+            ] {
+                let tokens = try await glewlwyd.clientCredentials(clientID, method: method, presenting: certificate)
+                if feature == .certificateBoundTokens {
+                    let cnf = try JWS(compact: tokens.accessToken).claims()["cnf"]?.objectValue
+                    #expect(cnf?["x5t#S256"]?.stringValue == (try Integration.MutualTLSAgainstGlewlwyd.thumbprint(of: certificate)))
+                } else {
+                    #expect(!tokens.accessToken.isEmpty)
+                }
+            }
         case .tokenExchange:
             let client = try await Authgent.client()
             let subject = try await Authgent.subjectToken(client)
@@ -241,7 +257,8 @@ struct Journey {
             }
             let (client, tokens) = try await confidentialTokens()
             await #expect(throws: OAuth2Error.self) { _ = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt()) }
-        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens, .richAuthorization:
+        case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens, .richAuthorization,
+            .mtlsClientAuthentication, .certificateBoundTokens:
             // Nothing of the client's to refuse: the evidence (metadata) is the record.
             break
         }

@@ -23,6 +23,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case ciba
     case richAuthorization = "rar"
     case jwtIntrospection = "jwt-introspection"
+    case mtlsClientAuthentication = "mtls-client-auth"
+    case certificateBoundTokens = "certificate-bound-tokens"
 
     var description: String { rawValue }
 
@@ -48,6 +50,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .ciba: "CIBA"
         case .richAuthorization: "RAR"
         case .jwtIntrospection: "JWT introspection answers"
+        case .mtlsClientAuthentication: "mTLS client authentication"
+        case .certificateBoundTokens: "Certificate-bound tokens"
         }
     }
 
@@ -90,6 +94,15 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return metadata.introspectionSigningAlgValuesSupported?.isEmpty == false
                 ? .offered("introspection_signing_alg_values_supported in its metadata")
                 : .notOffered("no introspection_signing_alg_values_supported in its metadata")
+        case .mtlsClientAuthentication:
+            let methods = metadata.tokenEndpointAuthMethodsSupported ?? []
+            return methods.contains("tls_client_auth") || methods.contains("self_signed_tls_client_auth")
+                ? .offered("tls_client_auth or self_signed_tls_client_auth in token_endpoint_auth_methods_supported")
+                : .notOffered("neither tls_client_auth nor self_signed_tls_client_auth in token_endpoint_auth_methods_supported")
+        case .certificateBoundTokens:
+            return metadata.tlsClientCertificateBoundAccessTokens == true
+                ? .offered("tls_client_certificate_bound_access_tokens in its metadata")
+                : .notOffered("no tls_client_certificate_bound_access_tokens in its metadata")
         case .tokenExchange:
             return grants.contains("urn:ietf:params:oauth:grant-type:token-exchange")
                 ? .offered("the token-exchange grant in grant_types_supported")

@@ -57,6 +57,12 @@ enum JourneyServer: String, Sendable, CaseIterable, CustomTestStringConvertible 
             // RAR is a setting of each OIDC instance (oauth-rar-allowed, rar-types); the
             // suite's instance oidc-rar has it on and lists authorization_details_types_supported.
             return .offered("authorization_details_types_supported in the metadata of its oidc-rar instance (RAR is per instance: oauth-rar-allowed)")
+        case (.glewlwyd, .mtlsClientAuthentication):
+            // The instance the suite signs in to has no client certificate source; oidc-mtls,
+            // behind the nginx front that asks for certificates (tls.sh), has.
+            return .offered("its oidc-mtls instance (client-cert-source) lists tls_client_auth and self_signed_tls_client_auth, behind nginx asking for client certificates")
+        case (.glewlwyd, .certificateBoundTokens):
+            return .offered("its oidc-mtls instance binds the tokens of certificate-authenticated clients (cnf.x5t#S256); its metadata omits tls_client_certificate_bound_access_tokens")
         case (.authgent, .userInfo):
             return .serverBug("its openid-configuration lists userinfo_endpoint, but the route does not exist (404)")
         default:
