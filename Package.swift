@@ -491,6 +491,8 @@ let package = Package(
             name: "OAuth2VaporTests",
             dependencies: [
                 "OAuth2", "OAuth2Web", "OAuth2Vapor", "OAuth2Testing", "OAuth2TestSupport", "OAuth2WebTestSupport",
+                // The single-page app backend's proxy transport, under Vapor.
+                "OAuth2AsyncHTTPClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Vapor"])),

@@ -122,13 +122,13 @@ print(sealed.encryption?.publicKeys.jsonData.count ?? 0, metadata.clientName ?? 
 // the user on their own device; the client shows the binding message and polls.
 var teller = ClientConfiguration(clientID: "branch-teller", clientSecret: secret, scopes: ["openid", "accounts"])
 teller.privateKey = try JWSSigningKey(contentsOf: URL(fileURLWithPath: "client-key.pem"), keyID: "key-1")  // to sign requests
-let bank = try await OAuth2Client(server: .issuer(issuer), configuration: teller)
-guard bank.offersBackchannelAuthentication else { fatalError("no backchannel_authentication_endpoint") }
-let authentication = try await bank.startBackchannelAuthentication(BackchannelAuthenticationRequest(
+let tellerClient = try await OAuth2Client(server: .issuer(issuer), configuration: teller)
+guard tellerClient.offersBackchannelAuthentication else { fatalError("no backchannel_authentication_endpoint") }
+let authentication = try await tellerClient.startBackchannelAuthentication(BackchannelAuthenticationRequest(
     hint: .loginHint("alice@example.com"), bindingMessage: "W4SCT", requestedExpiry: 300,
-    signed: bank.metadata.backchannelAuthenticationRequestSigningAlgValuesSupported != nil))
+    signed: tellerClient.metadata.backchannelAuthenticationRequestSigningAlgValuesSupported != nil))
 print("Approve the request showing \(authentication.bindingMessage ?? "") on your phone")
-let approved = try await bank.pollBackchannelToken(authentication) { event in
+let approved = try await tellerClient.pollBackchannelToken(authentication) { event in
     if case .slowDown(let interval) = event { print("polling every \(Int(interval)) s") }
 }
 print(approved.idTokenClaims?.subject ?? "")   // verified: signature, iss, aud, auth_req_id, rt_hash
