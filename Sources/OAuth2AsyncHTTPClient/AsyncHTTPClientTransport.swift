@@ -140,7 +140,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             // checks them up front).
             tlsConfiguration.certificateChain = (try? NIOSSLCertificate.fromPEMFile(certificatePath))?.map { .certificate($0) }
                 ?? [.file(certificatePath)]
-            tlsConfiguration.privateKey = .file(keyPath)
+            // Read as PEM whatever the file's extension (NIOSSL's `.file` goes by the
+            // extension, and `client.key` has none it knows).
+            tlsConfiguration.privateKey = (try? NIOSSLPrivateKey(file: keyPath, format: .pem)).map { .privateKey($0) } ?? .file(keyPath)
         }
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tlsConfiguration,

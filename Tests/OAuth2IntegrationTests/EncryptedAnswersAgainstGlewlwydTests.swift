@@ -80,7 +80,7 @@ struct EncryptedAnswersAgainstGlewlwydTests {
                 _ = try await plain.completeAuthorization(callbackURL: secondCallback, request: second)
                 Issue.record("an encrypted ID token was accepted without a decryption key")
             } catch let error as OAuth2Error {
-                #expect(error.code == .invalidIDToken && error.joseReason == .keyNotFound)
+                #expect(error.code == .invalidIDToken && error.joseReason == .keyNotFound, "\(error)")
             }
         } catch {
             await registered.remove()
