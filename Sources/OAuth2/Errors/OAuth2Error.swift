@@ -291,7 +291,7 @@ extension OAuth2Error {
             .invalidTarget, .invalidRedirectURI, .invalidClientMetadata, .invalidSoftwareStatement,
             .unapprovedSoftwareStatement, .invalidConfiguration, .insecureEndpoint, .missingEndpoint,
             .stateMismatch, .issuerMismatch, .redirectMismatch, .invalidResponse, .invalidIDToken,
-            .invalidUserInfo, .httpError, .network, .timeout, .tls, .cancelled, .userCancelled, .signInRequired,
+            .invalidUserInfo, .invalidIntrospectionResponse, .httpError, .network, .timeout, .tls, .cancelled, .userCancelled, .signInRequired,
             .resourceMismatch, .metadataOriginMismatch, .noAuthorizationServer,
             .expiredLoginHintToken, .unknownUserID, .missingUserCode, .invalidUserCode, .invalidBindingMessage,
         ]
