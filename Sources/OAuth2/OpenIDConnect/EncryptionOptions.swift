@@ -10,7 +10,7 @@ import Foundation
 /// `id_token_hint` carries. Without it, an encrypted answer is refused with
 /// ``OAuth2Error/Code/invalidIDToken`` or ``OAuth2Error/Code/invalidUserInfo`` saying so.
 ///
-/// Register the public halves (``JWEDecryptionKey/publicKey``, `use: enc`) in the client's
+/// Register the public halves (`JWEDecryptionKey.publicKey`, `use: enc`) in the client's
 /// JWK set, and the algorithms as `id_token_encrypted_response_alg`/`enc` and
 /// `userinfo_encrypted_response_alg`/`enc`.
 public struct EncryptionOptions: Sendable {
@@ -32,8 +32,8 @@ public struct EncryptionOptions: Sendable {
     ///
     /// - Parameters:
     ///   - decryptionKeys: the client's decryption keys.
-    ///   - idToken: the algorithms accepted for ID tokens; ``JWEPolicy/default`` by default.
-    ///   - userInfo: the algorithms accepted for UserInfo answers; ``JWEPolicy/default`` by default.
+    ///   - idToken: the algorithms accepted for ID tokens; `JWEPolicy.default` by default.
+    ///   - userInfo: the algorithms accepted for UserInfo answers; `JWEPolicy.default` by default.
     ///   - requiresEncryptedIDTokens: refuse plain ID tokens; `false` by default.
     public init(
         decryptionKeys: [JWEDecryptionKey], idToken: JWEPolicy = .default, userInfo: JWEPolicy = .default,
