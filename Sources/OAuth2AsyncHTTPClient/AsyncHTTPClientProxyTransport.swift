@@ -57,7 +57,7 @@ public final class AsyncHTTPClientProxyTransport: WebProxyTransport {
     /// Sends `request` with `body` streamed, and returns the head and the streamed body of
     /// the answer; the whole exchange ends by `deadline`.
     ///
-    /// - Throws: `OAuth2Error` with source `.transport` (``OAuth2Error/Code/timeout`` past
+    /// - Throws: `OAuth2Error` with source `.transport` (`.timeout` past
     ///   the deadline).
     public func send(_ request: HTTPRequest, body: WebStreamBody?, contentLength: Int?, deadline: Duration) async throws -> (HTTPResponse, WebStreamBody) {
         guard let url = request.url else {
