@@ -67,7 +67,7 @@ extension TestProvider {
 
         /// How a client's ID tokens are encrypted.
         public struct IDTokenEncryption: Sendable, Hashable {
-            /// The client's public encryption key (`use: enc`), e.g. ``JWEDecryptionKey/publicKey``.
+            /// The client's public encryption key (`use: enc`), e.g. `JWEDecryptionKey.publicKey`.
             public var key: JSONWebKey
             /// `id_token_encrypted_response_alg`.
             public var algorithm: JWEKeyAlgorithm
