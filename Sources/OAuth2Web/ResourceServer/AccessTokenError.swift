@@ -7,7 +7,7 @@ import OAuth2JOSE
 /// Neither ``message`` nor ``description`` ever holds token or proof material: they name
 /// the rule that failed, not the value that failed it.
 ///
-/// ``ResourceServer/authorize(_:requiredScopes:)`` turns it into a response
+/// ``ResourceServer/authorize(_:clientCertificate:requiredScopes:requiredAuthorizationDetails:)`` turns it into a response
 /// (``AccessTokenChallenge``); ``status`` is the status that response has.
 public struct AccessTokenError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The error code sent in `WWW-Authenticate` (RFC 6750 §3.1, RFC 9449 §7.1, §9), plus

@@ -12,7 +12,7 @@ import SwiftASN1
 ///
 /// - ``connection``: the API terminates TLS itself and asks for client certificates; the
 ///   framework adapter passes the certificate of the connection to
-///   ``ResourceServer/authorize(_:clientCertificate:requiredScopes:)``.
+///   ``ResourceServer/authorize(_:clientCertificate:requiredScopes:requiredAuthorizationDetails:)``.
 /// - ``forwardedHeader(_:)``: a reverse proxy terminates TLS, verifies the client
 ///   certificate and passes it in a header field it sets on every request (it must replace
 ///   any value the client sent): nginx's `$ssl_client_escaped_cert`

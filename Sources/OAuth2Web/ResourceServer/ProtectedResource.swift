@@ -4,7 +4,7 @@ import OAuth2JOSE
 
 /// An API as an OAuth 2.0 protected resource (RFC 9728): its resource identifier — the name
 /// its tokens carry — and what it publishes about itself. Give it to
-/// ``ResourceServer/init(resource:accessTokens:introspection:dpop:acceptsBearerTokens:realm:logger:)``.
+/// ``ResourceServer/init(resource:accessTokens:introspection:dpop:acceptsBearerTokens:clientCertificates:realm:logger:)``.
 ///
 /// ```swift
 /// let mcp = try ProtectedResource(

@@ -34,7 +34,7 @@ import OAuth2JOSE
 /// - A request without a token, or with another scheme (`Basic`), gets bare challenges.
 /// - Every challenge names the scopes the route requires (`scope`).
 ///
-/// With a ``ProtectedResource`` (``init(resource:accessTokens:introspection:dpop:acceptsBearerTokens:realm:logger:)``)
+/// With a ``ProtectedResource`` (``init(resource:accessTokens:introspection:dpop:acceptsBearerTokens:clientCertificates:realm:logger:)``)
 /// it is an RFC 9728 protected resource: ``metadataResponse(for:)`` answers the metadata
 /// document at ``ProtectedResource/metadataURL``, every challenge names that URL
 /// (`resource_metadata`), and a token whose `aud` names ``ProtectedResource/identifier`` is
@@ -42,7 +42,7 @@ import OAuth2JOSE
 ///
 /// Tokens and proofs never reach a log line or an error message.
 public struct ResourceServer: Sendable {
-    /// What ``authorize(_:requiredScopes:)`` answers.
+    /// What ``authorize(_:clientCertificate:requiredScopes:requiredAuthorizationDetails:)`` answers.
     public enum Decision: Sendable {
         /// The request may proceed.
         case authorized(AuthorizedRequest)
@@ -196,7 +196,7 @@ public struct ResourceServer: Sendable {
     }
 
     /// Checks a request's access token and that it grants `requiredScopes` and
-    /// `requiredAuthorizationDetails` (RFC 9396; see ``AuthorizationDetail/covers(_:)``).
+    /// `requiredAuthorizationDetails` (RFC 9396; see `AuthorizationDetail/covers(_:)`).
     ///
     /// Never throws: a refusal is a ``Decision/refused(_:)`` with the response to send.
     /// A refusal's challenge names `requiredScopes` (`scope`) whatever the error.
@@ -231,7 +231,7 @@ public struct ResourceServer: Sendable {
     /// Checks a request's access token and that it grants `requiredScopes` and
     /// `requiredAuthorizationDetails` (RFC 9396: the token's `authorization_details`, from its
     /// JWT claims or its introspection answer, must cover each; see
-    /// ``AuthorizationDetail/covers(_:)``).
+    /// `AuthorizationDetail/covers(_:)`).
     ///
     /// - Parameters:
     ///   - request: the request.

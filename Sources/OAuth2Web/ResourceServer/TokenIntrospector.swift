@@ -100,8 +100,8 @@ public final class TokenIntrospector: Sendable {
     ///   - issuer: the issuer an answer's `iss` must be when present (`nil`: the client's
     ///     metadata's issuer).
     ///   - policy: cache lifetimes and size.
-    ///   - format: ``IntrospectionFormat/json`` (the default), or
-    ///     ``IntrospectionFormat/jwt(_:)`` to have signed answers (RFC 9701): an answer that
+    ///   - format: `IntrospectionFormat/json` (the default), or
+    ///     `IntrospectionFormat/jwt(_:)` to have signed answers (RFC 9701): an answer that
     ///     fails its checks makes the check fail as unavailable, and is not cached.
     ///   - logger: where failures are logged (never a token).
     public convenience init(

@@ -159,7 +159,7 @@ public struct VerifiedAccessToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Checks that the token's `authorization_details` cover every entry of `required`
-    /// (see ``AuthorizationDetail/covers(_:)``: the same type, and each required member
+    /// (see `AuthorizationDetail/covers(_:)`: the same type, and each required member
     /// granted).
     ///
     /// - Throws: ``AccessTokenError/Code/insufficientScope`` with the reason

@@ -34,7 +34,7 @@ public struct WebAccessRequirement: Sendable, Hashable, Codable {
     /// provider (the ID token's `auth_time`); `nil`: any age.
     public var maxAge: Int?
     /// Rich authorization details (RFC 9396) the sign-in's tokens must have been granted:
-    /// each must be covered by a granted entry (``AuthorizationDetail/covers(_:)``: the
+    /// each must be covered by a granted entry (`AuthorizationDetail/covers(_:)`: the
     /// same type, each member granted). A step-up sign-in asks for them as they are.
     public var authorizationDetails: [AuthorizationDetail]
 
