@@ -21,8 +21,8 @@ import ServiceLifecycle
 /// let group = ServiceGroup(services: [tokenStore, downstreamStore, app], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// ```
 ///
-/// - **One row per key**, named by ``DownstreamTokenKey/storageID`` (a digest of every
-///   parameter), with the digest of its user session (``DownstreamTokenKey/sessionID(_:)``),
+/// - **One row per key**, named by `DownstreamTokenKey/storageID` (a digest of every
+///   parameter), with the digest of its user session (`DownstreamTokenKey/sessionID(_:)`),
 ///   never the session itself; the token is sealed with the store's current key (AES-256-GCM),
 ///   bound to the row's key, and the row names its key id: ``PostgresTokenStore/keyUsage()``
 ///   counts these rows, and ``PostgresTokenStore/resealRows(limit:)`` seals them again.
