@@ -123,7 +123,7 @@ print(sealed.encryption?.publicKeys.jsonData.count ?? 0, metadata.clientName ?? 
 var teller = ClientConfiguration(clientID: "branch-teller", clientSecret: secret, scopes: ["openid", "accounts"])
 teller.privateKey = try JWSSigningKey(contentsOf: URL(fileURLWithPath: "client-key.pem"), keyID: "key-1")  // to sign requests
 let tellerClient = try await OAuth2Client(server: .issuer(issuer), configuration: teller)
-guard tellerClient.offersBackchannelAuthentication else { fatalError("no backchannel_authentication_endpoint") }
+// Throws missingEndpoint when the server offers no backchannel_authentication_endpoint.
 let authentication = try await tellerClient.startBackchannelAuthentication(BackchannelAuthenticationRequest(
     hint: .loginHint("alice@example.com"), bindingMessage: "W4SCT", requestedExpiry: 300,
     signed: tellerClient.metadata.backchannelAuthenticationRequestSigningAlgValuesSupported != nil))

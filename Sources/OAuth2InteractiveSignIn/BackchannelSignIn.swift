@@ -74,28 +74,9 @@ public struct BackchannelSignIn: Sendable {
     public func complete<C: Clock>(_ authentication: BackchannelAuthentication, client: OAuth2Client, clock: C) async throws -> TokenSet
     where C.Duration == Duration {
         output.write(instructions(for: authentication))
-        let status = StatusLine(output: output)
-        let expiresAt = authentication.expiresAt
-        let countdown: Task<Void, Never>? = output.isTerminal ? Task {
-            while !Task.isCancelled {
-                status.update(DeviceSignIn.countdownLine(remaining: expiresAt.timeIntervalSinceNow))
-                try? await Task.sleep(for: .seconds(1))
-            }
-        } : nil
-        defer {
-            countdown?.cancel()
-            status.finish()
+        return try await pollWithCountdown(output: output, expiresAt: authentication.expiresAt, timeout: timeout, what: "backchannel") { progress in
+            try await client.pollBackchannelToken(authentication, clock: clock, progress: progress)
         }
-        let poll: @Sendable () async throws -> TokenSet = {
-            try await client.pollBackchannelToken(authentication, clock: clock) { event in
-                if let line = DeviceSignIn.describe(event) { status.message(line) }
-            }
-        }
-        guard let timeout else { return try await poll() }
-        // Wall-clock time: the user's patience is not measured on the polling clock.
-        return try await withDeadline(timeout, clock: .continuous, onTimeout: {
-            throw OAuth2Error(.timeout, source: .client, message: "The backchannel sign-in was not approved within \(timeout.components.seconds) seconds.")
-        }, operation: poll)
     }
 
     /// The instructions shown before polling: the binding message to look for on the

@@ -148,28 +148,9 @@ public struct DeviceSignIn: Sendable {
         } else if await !browser.open(authorization.preferredVerificationURI) {
             output.write("(No browser could be opened: open the address above yourself.)\n")
         }
-        let status = StatusLine(output: output)
-        let expiresAt = authorization.expiresAt
-        let countdown: Task<Void, Never>? = output.isTerminal ? Task {
-            while !Task.isCancelled {
-                status.update(Self.countdownLine(remaining: expiresAt.timeIntervalSinceNow))
-                try? await Task.sleep(for: .seconds(1))
-            }
-        } : nil
-        defer {
-            countdown?.cancel()
-            status.finish()
+        return try await pollWithCountdown(output: output, expiresAt: authorization.expiresAt, timeout: timeout, what: "device") { progress in
+            try await client.pollDeviceToken(authorization, clock: clock, progress: progress)
         }
-        let poll: @Sendable () async throws -> TokenSet = {
-            try await client.pollDeviceToken(authorization, clock: clock) { event in
-                if let line = Self.describe(event) { status.message(line) }
-            }
-        }
-        guard let timeout else { return try await poll() }
-        // Wall-clock time: the user's patience is not measured on the polling clock.
-        return try await withDeadline(timeout, clock: .continuous, onTimeout: {
-            throw OAuth2Error(.timeout, source: .client, message: "The device sign-in was not approved within \(timeout.components.seconds) seconds.")
-        }, operation: poll)
     }
 
     /// The QR code to draw for `authorization`, per ``qrCode``; `nil` when none.
