@@ -142,16 +142,17 @@ import Testing
         let base = BaseBox()
         try await SignInProvider.with(token: { _, _ in Self.pending }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
             base.url = provider.baseURL
-            let started = ContinuousClock.now
             do {
-                // The first poll comes after the 1 s interval; 4 s leave it 3 s to reach the
-                // provider on a loaded machine (1.5 s left 0.5 s, and a run under load 15 missed it).
-                _ = try await DeviceSignIn(output: CapturedOutput(), timeout: .seconds(4)).signIn(client: try provider.client())
+                // Polls without waiting (ImmediateClock), so the first poll does not race the
+                // 4 s timeout on a loaded machine. The timeout is the only way this ends with
+                // `.timeout`: the code expires in 15 minutes, with `expired_token`. No bound
+                // on the wall clock: a busy machine may take as long as it likes.
+                _ = try await DeviceSignIn(output: CapturedOutput(), timeout: .seconds(4))
+                    .signIn(client: try provider.client(), clock: ImmediateClock())
                 Issue.record("pending forever, yet tokens")
             } catch let error as OAuth2Error {
                 #expect(error.code == .timeout)
             }
-            #expect(ContinuousClock.now - started < .seconds(30), "long before the code's 15 minutes")
             #expect(provider.tokenRequests.count >= 1, "it did poll before giving up")
         }
     }
