@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OAuth2
+import OAuth2InteractiveSignIn
 import OAuth2JOSE
 import OAuth2TestSupport
 import OAuth2Web
@@ -10,7 +11,8 @@ import Testing
 /// Rich Authorization Requests (RFC 9396) and JWT introspection answers (RFC 9701) against
 /// Glewlwyd 2.7.5's oidc-rar instance (`glewlwyd.sh`'s `rar_extras`: type payment_initiation,
 /// client rar-client). The user signs in and consents to the type on Glewlwyd's API, as its
-/// login and consent pages do. Fails, never skips, when Glewlwyd does not answer.
+/// login and consent pages do; once, as a person, on those pages in headless Chromium.
+/// Fails, never skips, when Glewlwyd does not answer.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct RichAuthorizationAgainstGlewlwydTests {
     static var issuer: URL { URL(string: Server.env("OAUTH2_TEST_GLEWLWYD_RAR_ISSUER", "http://127.0.0.1:4593/api/oidc-rar"))! }
     static var resource: String { Server.env("OAUTH2_TEST_GLEWLWYD_RESOURCE", "https://api.example.test/orders") }
@@ -69,6 +71,35 @@ import Testing
         let answer = try await client.introspect(tokens.accessToken, hint: .accessToken)
         #expect(answer.active)
         #expect(try answer.authorizationDetails(of: PaymentInitiation.self) == [Self.payment])
+    }
+
+    /// A person consents on Glewlwyd's own consent page, in headless Chromium: the page lists
+    /// the scopes and, under them, the type the request names; `oauth2-browser` ticks both and
+    /// grants. Beforehand, alice's grant of the scopes and her consent to the type are withdrawn
+    /// through the user API (the suite is serialized; its other tests give them again), so the
+    /// page asks for both.
+    @Test func aPersonConsentsToTheDetailsOnGlewlwydsOwnPage() async throws {
+        let client = try await Self.client()
+        let clientID = client.configuration.clientID
+        let api = Browser()
+        try await Server.glewlwyd.logIn(clientID: clientID, scopes: [], browser: api)
+        let consent = Self.issuer.appendingPathComponent("rar/\(clientID)/\(PaymentInitiation.type)")
+        let (withdrawn, _) = try await api.send(.put, consent.appendingPathComponent("0"))
+        #expect(withdrawn.status == .ok, "withdrawing the consent answered \(withdrawn.status.code)")
+
+        let chromium = try Chromium(name: "rar-glewlwyd-consent")
+        let signIn = LoopbackSignIn(
+            port: Server.redirectURI.port ?? 9999, callbackPath: Server.redirectURI.path, timeout: .seconds(90),
+            browser: .custom { url in await chromium.open(url, step: "sign-in") }, output: TextCapture())
+        let tokens = try await Integration.LoopbackSignInAgainstRealServers.withFreePort {
+            try await signIn.signIn(client: client, options: AuthorizationOptions(authorizationDetails: [try AuthorizationDetail(Self.payment)]))
+        }
+        #expect(try tokens.authorizationDetails(of: PaymentInitiation.self) == [Self.payment])
+        let log = chromium.log
+        #expect(log.contains("details payment_initiation"), "the type was ticked on the page: \(log)")
+        let (_, body) = try await api.get(consent)
+        let recorded = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        #expect(recorded?["consent"] as? Bool == true, "Glewlwyd recorded the consent given on its page")
     }
 
     @Test func aPushedRequestCarriesTheDetails() async throws {

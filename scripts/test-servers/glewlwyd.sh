@@ -242,7 +242,9 @@ spa_client() {
 #   authorization_details_types (a property the client module's data format already names).
 #   Glewlwyd asks the user to consent to each type once per client (PUT
 #   $GLEWLWYD_RAR_ISSUER/rar/CLIENT/TYPE/1 with the user's session does it, as its consent
-#   page would). Its introspection endpoint answers a signed JWT to
+#   page would). The type lists `privileges`, empty: without it Glewlwyd 2.7.5's consent page
+#   (login.html) stops rendering (a TypeError reading the type's privileges) and shows nothing.
+#   Its introspection endpoint answers a signed JWT to
 #   `Accept: application/token-introspection+jwt`: no setting, any instance does.
 # - client $RAR_ID/$RAR_SECRET: confidential, code and refresh, that type allowed.
 rar_extras() {
@@ -252,7 +254,7 @@ rar_extras() {
       "rar-allow-auth-unsigned":true, "rar-allow-auth-unencrypted":true,
       "rar-types":{"payment_initiation":{"scopes":["read"], "locations":["https://bank.example.test/payments"],
         "actions":["initiate","status","cancel"], "datatypes":["account","amount"],
-        "description":"Initiate a payment", "enriched":[]}}})}')"
+        "privileges":[], "description":"Initiate a payment", "enriched":[]}}})}')"
   exists "/client/$RAR_ID" || api POST /client/ "$(jq -n --arg id "$RAR_ID" --arg s "$RAR_SECRET" --arg red "$REDIRECT_URI" \
     '{client_id:$id, client_name:$id, confidential:true, enabled:true, client_secret:$s, redirect_uri:[$red],
       authorization_type:["code","refresh_token","delete_token"], scope:["openid","g_profile","read"],
