@@ -17,6 +17,8 @@ let redirect = URL(string: "http://127.0.0.1:53682/callback")!
 let callbackURL = URL(string: "http://127.0.0.1:53682/callback?code=x&state=y")!
 let store = MemoryTokenStore()
 let secret = ProcessInfo.processInfo.environment["CLIENT_SECRET"] ?? ""
+let notificationRequest = HTTPRequest(method: .post, scheme: "https", authority: "teller.example.com", path: "/ciba/ping")
+let notificationBody: [UInt8] = []
 
 // snippet.show
 // snippet.dpop
@@ -132,6 +134,21 @@ let approved = try await tellerClient.pollBackchannelToken(authentication) { eve
     if case .slowDown(let interval) = event { print("polling every \(Int(interval)) s") }
 }
 print(approved.idTokenClaims?.subject ?? "")   // verified: signature, iss, aud, auth_req_id, rt_hash
+// snippet.ciba-ping
+// CIBA in ping mode (a client registered with backchannel_token_delivery_mode "ping" and a
+// backchannel_client_notification_endpoint): the server POSTs there once the user has decided.
+let pings = BackchannelPingInbox()                                 // shared by the endpoint and the waits
+let notificationEndpoint = BackchannelPingEndpoint(inbox: pings)   // OAuth2Web; or pings.receive(_:body:)
+let pinged = try await tellerClient.startBackchannelAuthentication(
+    BackchannelAuthenticationRequest(hint: .loginHint("alice@example.com"), bindingMessage: "K7PQ2"),
+    pingInbox: pings)                                              // with a fresh client_notification_token
+// For each request to the notification endpoint (an HTTPRequest and its body bytes):
+let pingAnswer = notificationEndpoint.handle(notificationRequest, body: notificationBody)
+// Respond with pingAnswer.status (204 for the server's ping), headerFields and body.
+print(pingAnswer.status, pingAnswer.headerFields, pingAnswer.body.count)
+// Meanwhile: one token request once pinged (and a poll every 60 s, should a ping be lost).
+let pingedTokens = try await tellerClient.waitForBackchannelPing(pinged, inbox: pings)
+print(pingedTokens.idTokenClaims?.subject ?? "")
 // snippet.rar
 // Rich Authorization Requests (RFC 9396): a type of your own for one kind of detail…
 struct PaymentInitiation: AuthorizationDetailType {

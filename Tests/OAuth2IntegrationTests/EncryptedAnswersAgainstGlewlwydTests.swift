@@ -16,28 +16,18 @@ struct EncryptedAnswersAgainstGlewlwydTests {
     ]
 
     /// A confidential client of Glewlwyd's OIDC plugin that gets its ID tokens and UserInfo
-    /// answers encrypted to `key`; removed by `remove()`.
-    struct RegisteredClient {
-        let id = "enc-\(UUID().uuidString.prefix(8).lowercased())"
-        let secret = UUID().uuidString
-        let admin = Browser()
-        var api: URL { Server.glewlwyd.baseURL.appendingPathComponent("api") }
-
-        func register(key: JWEDecryptionKey, algorithm: JWEKeyAlgorithm, encryption: JWEContentEncryption) async throws {
-            try await admin.json(.post, api.appendingPathComponent("auth/"), #"{"username":"admin","password":"password"}"#)
-            let body: JSONValue = [
-                "client_id": .string(id), "client_name": .string(id), "confidential": true, "enabled": true,
-                "client_secret": .string(secret), "redirect_uri": [.string(Server.redirectURI.absoluteString)],
-                "authorization_type": ["code", "refresh_token"], "scope": ["openid", "read"],
-                "token_endpoint_auth_method": ["client_secret_basic"],
-                "jwks": ["keys": [.object(key.publicKey.members)]],
-                "alg": .string(algorithm.rawValue), "enc": .string(encryption.rawValue),
-                "encrypt_id_token": "true", "encrypt_userinfo": "true",
-            ]
-            try await admin.json(.post, api.appendingPathComponent("client/"), body.description)
-        }
-
-        func remove() async { _ = try? await admin.send(.delete, api.appendingPathComponent("client/\(id)")) }
+    /// answers encrypted to `key`.
+    static func register(key: JWEDecryptionKey, algorithm: JWEKeyAlgorithm, encryption: JWEContentEncryption) async throws -> GlewlwydRegisteredClient {
+        let registered = GlewlwydRegisteredClient(prefix: "enc")
+        try await registered.register([
+            "redirect_uri": [.string(Server.redirectURI.absoluteString)],
+            "authorization_type": ["code", "refresh_token"], "scope": ["openid", "read"],
+            "token_endpoint_auth_method": ["client_secret_basic"],
+            "jwks": ["keys": [.object(key.publicKey.members)]],
+            "alg": .string(algorithm.rawValue), "enc": .string(encryption.rawValue),
+            "encrypt_id_token": "true", "encrypt_userinfo": "true",
+        ])
+        return registered
     }
 
     @Test("Sign in, refresh and UserInfo: every answer encrypted to this run's key, decrypted, its signature verified", arguments: cases)
@@ -45,8 +35,7 @@ struct EncryptedAnswersAgainstGlewlwydTests {
         let key = keyType == "RSA"
             ? try JWEDecryptionKey.generate(algorithm, keyID: "enc-rsa")
             : try JWEDecryptionKey.generate(algorithm, curve: keyType, keyID: "enc-\(keyType)")
-        let registered = RegisteredClient()
-        try await registered.register(key: key, algorithm: algorithm, encryption: encryption)
+        let registered = try await Self.register(key: key, algorithm: algorithm, encryption: encryption)
         do {
             var configuration = ClientConfiguration(
                 clientID: registered.id, clientSecret: registered.secret, redirectURI: Server.redirectURI, scopes: ["openid", "read"])

@@ -5,7 +5,9 @@ import HTTPTypes
 /// server accepted, and how the client waits for the user's decision.
 ///
 /// Show ``bindingMessage`` (the user sees the same text on their authentication device),
-/// then poll with ``OAuth2Client/pollBackchannelToken(_:clock:progress:)``. The
+/// then poll with ``OAuth2Client/pollBackchannelToken(_:clock:progress:)`` (poll mode) or
+/// wait with ``OAuth2Client/waitForBackchannelPing(_:inbox:clock:fallbackPollInterval:progress:)``
+/// (ping mode). The
 /// `auth_req_id` is a secret: the `description` redacts it, and it never appears in a log
 /// line or an error message.
 public struct BackchannelAuthentication: Sendable, Hashable, CustomStringConvertible {
@@ -25,6 +27,9 @@ public struct BackchannelAuthentication: Sendable, Hashable, CustomStringConvert
     public let expectedSubject: String?
     /// Every other member of the response.
     public let additionalFields: [String: JSONValue]
+    /// The `client_notification_token` the request was sent with, in ping mode: the bearer
+    /// token the server's ping carries. A secret: never in the `description`.
+    public let clientNotificationToken: String?
 
     /// The interval CIBA Core §7.3 prescribes when the server names none: 5 seconds.
     public static let defaultInterval: TimeInterval = 5
@@ -37,7 +42,8 @@ public struct BackchannelAuthentication: Sendable, Hashable, CustomStringConvert
         scopes: [String] = ["openid"],
         bindingMessage: String? = nil,
         expectedSubject: String? = nil,
-        additionalFields: [String: JSONValue] = [:]
+        additionalFields: [String: JSONValue] = [:],
+        clientNotificationToken: String? = nil
     ) {
         self.authenticationRequestID = authenticationRequestID
         self.expiresAt = expiresAt
@@ -46,6 +52,7 @@ public struct BackchannelAuthentication: Sendable, Hashable, CustomStringConvert
         self.bindingMessage = bindingMessage
         self.expectedSubject = expectedSubject
         self.additionalFields = additionalFields
+        self.clientNotificationToken = clientNotificationToken
     }
 
     /// Parses a backchannel authentication response (CIBA Core §7.3, errors §13).

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
+import OAuth2JOSE
 
 // MARK: - Client-Initiated Backchannel Authentication (OpenID Connect CIBA Core 1.0)
 
@@ -143,6 +145,113 @@ extension OAuth2Client {
             expiresAt: authentication.expiresAt, interval: authentication.interval, clock: clock, progress: progress,
             expired: "The backchannel authentication request expired before the user approved it.",
             cancelled: "Polling for the backchannel authentication's tokens was cancelled."
+        ) {
+            try await backchannelTokenAttempt(authentication)
+        }
+    }
+
+    /// Starts a backchannel authentication in ping mode (CIBA Core §5, §7.1, §10.2): as
+    /// ``startBackchannelAuthentication(_:)``, with a `client_notification_token` — the
+    /// request's own, or 32 bytes from the system's CSPRNG — registered in `pingInbox`
+    /// before the request is sent, so that a ping arriving at once is not lost.
+    ///
+    /// The client must be registered for ping mode (`backchannel_token_delivery_mode`
+    /// `ping`, with a `backchannel_client_notification_endpoint` whose requests reach
+    /// `pingInbox`). Then wait with
+    /// ``waitForBackchannelPing(_:inbox:clock:fallbackPollInterval:progress:)``.
+    ///
+    /// - Parameters:
+    ///   - request: who is asked, and what they are shown; its
+    ///     ``BackchannelAuthenticationRequest/clientNotificationToken`` when set (a secret of
+    ///     at least 128 bits, RFC 6750's `b64token` syntax).
+    ///   - pingInbox: where the server's ping is received.
+    /// - Throws: what ``startBackchannelAuthentication(_:)`` throws (the request is then
+    ///   forgotten by the inbox); ``OAuth2Error/Code/invalidConfiguration`` for a given token
+    ///   of the wrong syntax (22 to 1024 characters) or already pending;
+    ///   ``OAuth2Error/Code/temporarilyUnavailable`` when the inbox is full.
+    public func startBackchannelAuthentication(
+        _ request: BackchannelAuthenticationRequest, pingInbox: BackchannelPingInbox
+    ) async throws -> BackchannelAuthentication {
+        var request = request
+        let token = request.clientNotificationToken ?? SecureRandom.token(byteCount: 32)
+        request.clientNotificationToken = token
+        // Kept until the server's answer names the expiry (a request that hangs is bounded by
+        // the exchange's deadline).
+        try pingInbox.register(token: token, until: now().addingTimeInterval(TimeInterval(request.requestedExpiry ?? 3600) + 60))
+        let started: BackchannelAuthentication
+        do {
+            started = try await startBackchannelAuthentication(request)
+        } catch {
+            pingInbox.remove(token: token)
+            throw error
+        }
+        pingInbox.started(token: token, authenticationRequestID: started.authenticationRequestID, expiresAt: started.expiresAt)
+        return BackchannelAuthentication(
+            authenticationRequestID: started.authenticationRequestID, expiresAt: started.expiresAt, interval: started.interval,
+            scopes: started.scopes, bindingMessage: started.bindingMessage, expectedSubject: started.expectedSubject,
+            additionalFields: started.additionalFields, clientNotificationToken: token)
+    }
+
+    /// Waits for the server's ping, then gets the tokens (CIBA Core §10.2), on the system's
+    /// continuous clock.
+    ///
+    /// See ``waitForBackchannelPing(_:inbox:clock:fallbackPollInterval:progress:)`` for the
+    /// rules and the errors.
+    public func waitForBackchannelPing(
+        _ authentication: BackchannelAuthentication,
+        inbox: BackchannelPingInbox,
+        fallbackPollInterval: TimeInterval? = BackchannelPingInbox.defaultFallbackPollInterval,
+        progress: @escaping @Sendable (BackchannelPollEvent) async -> Void = { _ in }
+    ) async throws -> TokenSet {
+        try await waitForBackchannelPing(
+            authentication, inbox: inbox, clock: ContinuousClock(), fallbackPollInterval: fallbackPollInterval, progress: progress)
+    }
+
+    /// Waits for the server's ping, then gets the tokens (CIBA Core §10.2) — ping mode,
+    /// for a request started with ``startBackchannelAuthentication(_:pingInbox:)``.
+    ///
+    /// A ping that `inbox` accepted (the request's bearer token, its `auth_req_id`) ends the
+    /// wait at once with one token request, whose answer is handled and checked as
+    /// ``pollBackchannelToken(_:clock:progress:)``'s: tokens (with CIBA's ID token rules)
+    /// end it; `authorization_pending` waits for the next ping, `slow_down` lengthens the
+    /// interval; a failure that may pass is retried, backing off, as polling does.
+    ///
+    /// A ping can be lost (the server sends it once, and may send none when the user
+    /// cancels). A client in ping mode may also poll at the request's interval (CIBA Core
+    /// §7.3: the `interval` is for poll and ping modes), so the wait polls every
+    /// `fallbackPollInterval` seconds (never more often than the interval) without a ping;
+    /// `nil` never polls before a ping. The request leaves `inbox` when the wait ends.
+    ///
+    /// - Parameters:
+    ///   - authentication: the response of ``startBackchannelAuthentication(_:pingInbox:)``.
+    ///   - inbox: the inbox it was started with, which the notification endpoint feeds.
+    ///   - clock: the clock of intervals and of the request's lifetime.
+    ///   - fallbackPollInterval: seconds between polls while no ping comes; `nil`: none.
+    ///   - progress: told of each poll's outcome, as in polling.
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when the request was not started
+    ///   with `inbox` (or its wait already ended); otherwise as
+    ///   ``pollBackchannelToken(_:clock:progress:)``: ``OAuth2Error/Code/accessDenied``,
+    ///   ``OAuth2Error/Code/expiredToken`` (also when no ping came before the request
+    ///   expired), ``OAuth2Error/Code/cancelled``, ``OAuth2Error/Code/invalidIDToken``, the
+    ///   token endpoint's other errors. No message holds the token or the `auth_req_id`.
+    public func waitForBackchannelPing<C: Clock>(
+        _ authentication: BackchannelAuthentication,
+        inbox: BackchannelPingInbox,
+        clock: C,
+        fallbackPollInterval: TimeInterval? = BackchannelPingInbox.defaultFallbackPollInterval,
+        progress: @escaping @Sendable (BackchannelPollEvent) async -> Void = { _ in }
+    ) async throws -> TokenSet where C.Duration == Duration {
+        guard let token = authentication.clientNotificationToken, inbox.isPending(token: token) else {
+            throw OAuth2Error.client(
+                .invalidConfiguration, "This backchannel authentication is not pending in the ping inbox: start it with startBackchannelAuthentication(_:pingInbox:).")
+        }
+        defer { inbox.remove(token: token) }
+        return try await pollTokenEndpoint(
+            expiresAt: authentication.expiresAt, interval: authentication.interval, clock: clock, progress: progress,
+            expired: "The backchannel authentication request expired before the user approved it.",
+            cancelled: "Waiting for the backchannel authentication's ping was cancelled.",
+            idleInterval: fallbackPollInterval.map { max($0, 1) },
+            wake: { await inbox.nextPing(token: token) }
         ) {
             try await backchannelTokenAttempt(authentication)
         }

@@ -200,8 +200,7 @@ struct Journey {
                 return
             }
             let key = try JWEDecryptionKey.generate(.rsaOAEP256, keyID: "enc-compatibility")
-            let registered = EncryptedAnswersAgainstGlewlwydTests.RegisteredClient()
-            try await registered.register(key: key, algorithm: .rsaOAEP256, encryption: .a128CBCHS256)
+            let registered = try await EncryptedAnswersAgainstGlewlwydTests.register(key: key, algorithm: .rsaOAEP256, encryption: .a128CBCHS256)
             do {
                 var configuration = ClientConfiguration(
                     clientID: registered.id, clientSecret: registered.secret, redirectURI: Server.redirectURI, scopes: ["openid", "read"])
