@@ -59,6 +59,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // X509 for OAuth2Vapor: Vapor hands a request's client certificate as X509's.
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
@@ -193,6 +195,9 @@ let package = Package(
                 "OAuth2", "OAuth2Web",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                // The client certificate of a TLS connection (mutual TLS, RFC 8705), as DER.
+                .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["Vapor"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["Vapor"])),
             ],
             swiftSettings: strictSettings
         ),
@@ -218,6 +223,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                // The client certificate of a TLS connection (mutual TLS, RFC 8705).
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Hummingbird"])),
             ],
             swiftSettings: strictSettings
         ),
@@ -357,11 +364,13 @@ let package = Package(
             path: "Tests/OAuth2TestSupport",
             swiftSettings: strictSettings
         ),
-        // What the web-framework adapters' tests share: the DPoP checks of an API route.
+        // What the web-framework adapters' tests share: the DPoP and mutual-TLS checks of an API route.
         .target(
             name: "OAuth2WebTestSupport",
             dependencies: [
                 "OAuth2", "OAuth2JOSE", "OAuth2Web",
+                // Client certificates made with openssl, for the mutual-TLS checks.
+                "OAuth2TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/OAuth2WebTestSupport",
@@ -461,7 +470,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2CLITests",
             dependencies: [
-                "OAuth2CLI", "OAuth2", "OAuth2Internals", "OAuth2Testing", "OAuth2TestSupport",
+                "OAuth2CLI", "OAuth2", "OAuth2Internals", "OAuth2Testing", "OAuth2TestSupport", "OAuth2AsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
@@ -499,6 +508,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Vapor"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Vapor"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+                // The API serving TLS itself, asking for client certificates (mutual TLS).
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Vapor"])),
             ],
             swiftSettings: strictSettings
         ),
@@ -517,6 +528,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                // The API serving TLS itself, asking for client certificates (mutual TLS).
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Hummingbird"])),
                 // The example as a fleet on PostgreSQL (FleetOnPostgresTests).
                 .target(name: "OAuth2Postgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),

@@ -72,7 +72,8 @@ let ordersAPI = ResourceServer(
     accessTokens: AccessTokenVerifier(issuers: [TrustedIssuer(issuer: issuer.absoluteString, audiences: ["orders"], keys: keys)]),
     clientCertificates: .forwardedHeader(HTTPField.Name("X-SSL-Client-Cert")!))
 // A service that terminates TLS itself uses `.connection` and passes the peer's DER
-// certificate: `await ordersAPI.authorize(request, clientCertificate: der, requiredScopes: […])`.
+// certificate: `await ordersAPI.authorize(request, clientCertificate: der, requiredScopes: […])`;
+// HummingbirdResourceServerMiddleware and VaporResourceServerMiddleware do it for you.
 // snippet.end
 
 // snippet.privateKeyJWT

@@ -21,6 +21,11 @@ import OAuth2Web
 /// challenge: its status (401, 403 for a missing scope, 400, 503 when the introspection
 /// endpoint cannot be asked) and its `WWW-Authenticate` fields (RFC 6750 §3, RFC 9449 §7.1).
 /// It only translates: every check is `ResourceServer`'s.
+///
+/// Certificate-bound tokens (mutual TLS, RFC 8705 §3) are checked against the certificate the
+/// client presented on the connection when the app serves TLS itself (HummingbirdTLS), asks
+/// for client certificates, makes its `ResourceServer` with
+/// `clientCertificates: .connection`, and its context is a ``ClientCertificateRequestContext``.
 @available(macOS 14, iOS 17, tvOS 17, *)
 public struct HummingbirdResourceServerMiddleware<Context: AccessTokenRequestContext>: RouterMiddleware {
     /// The checks.
@@ -43,7 +48,7 @@ public struct HummingbirdResourceServerMiddleware<Context: AccessTokenRequestCon
     ///
     /// - Throws: whatever `next` throws.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        switch await server.authorize(request.head, requiredScopes: requiredScopes) {
+        switch await server.authorize(request.head, clientCertificate: await clientCertificate(of: context), requiredScopes: requiredScopes) {
         case .authorized(let access):
             var context = context
             context.accessToken = access.token
@@ -53,6 +58,13 @@ public struct HummingbirdResourceServerMiddleware<Context: AccessTokenRequestCon
         case .refused(let challenge):
             return Response(WebResponse(status: challenge.status, headerFields: challenge.headerFields))
         }
+    }
+
+    /// The certificate of the request's TLS connection, read only when the resource server
+    /// checks certificate-bound tokens against the connection's certificate.
+    func clientCertificate(of context: Context) async -> [UInt8]? {
+        guard server.clientCertificates == .connection, let context = context as? any ClientCertificateRequestContext else { return nil }
+        return await context.clientCertificate
     }
 }
 #endif

@@ -3,7 +3,9 @@ import Foundation
 import HTTPTypes
 import OAuth2
 import OAuth2Web
+import SwiftASN1
 import Vapor
+import X509
 
 extension Request {
     private struct WebUserKey: StorageKey {
@@ -31,6 +33,18 @@ extension Request {
     public var accessToken: VerifiedAccessToken? {
         get { storage[AccessTokenKey.self] }
         set { storage[AccessTokenKey.self] = newValue }
+    }
+
+    /// The DER certificate the client presented on the request's TLS connection, when the app
+    /// serves TLS itself and asks for client certificates: the leaf of Vapor's
+    /// `peerCertificateChain`, which Vapor fills only when its server's configuration has a
+    /// `customCertificateVerifyCallbackWithMetadata`. `nil` otherwise.
+    /// ``VaporResourceServerMiddleware`` checks certificate-bound tokens (RFC 8705 §3) against it.
+    public var clientCertificate: [UInt8]? {
+        guard let leaf = peerCertificateChain?.first else { return nil }
+        var serializer = DER.Serializer()
+        guard (try? serializer.serialize(leaf)) != nil else { return nil }
+        return serializer.serializedBytes
     }
 
     /// The request as swift-http-types sees it: method, path and query, `Host`, header fields.

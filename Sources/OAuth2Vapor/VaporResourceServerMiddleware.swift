@@ -8,6 +8,12 @@ import Vapor
 /// Requires an access token that OAuth2Web's `ResourceServer` accepts (bearer or DPoP, JWT
 /// or introspected), with `requiredScopes`; refuses with the RFC 6750 / RFC 9449 challenge.
 /// The verified token is ``Vapor/Request/accessToken``.
+///
+/// Certificate-bound tokens (mutual TLS, RFC 8705 §3) are checked against
+/// ``Vapor/Request/clientCertificate`` when the `ResourceServer` is made with
+/// `clientCertificates: .connection` and the app serves TLS itself, asking for client
+/// certificates with a `customCertificateVerifyCallbackWithMetadata` (Vapor hands a
+/// request the certificate it presented only then).
 public struct VaporResourceServerMiddleware: AsyncMiddleware {
     /// The checks.
     public let resourceServer: ResourceServer
@@ -22,7 +28,8 @@ public struct VaporResourceServerMiddleware: AsyncMiddleware {
 
     /// Lets the request through with its verified token, or answers with the challenge.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        switch await resourceServer.authorize(request.httpRequest, requiredScopes: requiredScopes) {
+        let certificate = resourceServer.clientCertificates == .connection ? request.clientCertificate : nil
+        switch await resourceServer.authorize(request.httpRequest, clientCertificate: certificate, requiredScopes: requiredScopes) {
         case .authorized(let authorized):
             request.accessToken = authorized.token
             let response = try await next.respond(to: request)

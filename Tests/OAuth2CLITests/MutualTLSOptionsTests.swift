@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import OAuth2
+import OAuth2AsyncHTTPClient
+import OAuth2TestSupport
 import Testing
 
 @testable import OAuth2CLI
@@ -38,6 +40,42 @@ import Testing
         var plain = ClientConfiguration(clientID: "svc")
         try Context.apply([:], to: &plain)
         #expect(!plain.mutualTLS)
+    }
+
+    /// A profile file that names a certificate and its key (written by `login`/`token --grant`
+    /// with the flags, or by hand) makes every later command of the profile — `oauth2 token
+    /// --profile X` without flags — send through a transport presenting that certificate, to
+    /// the aliases; a certificate without its key is a usage error.
+    @Test func aProfileFileNamingACertificatePresentsItWithoutFlags() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-cli-mtls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pair = try makeClientCertificate(named: "worker", in: directory)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("profiles"), withIntermediateDirectories: true)
+        func write(_ name: String, options: [String: String]) throws {
+            let profile: [String: Any] = [
+                "tokenEndpoint": "https://id.example.com/token", "clientID": "svc", "authMethod": "tls_client_auth", "scopes": ["read"],
+                "grant": "client_credentials", "parameters": [String: String](), "store": "memory", "options": options,
+            ]
+            try JSONSerialization.data(withJSONObject: profile).write(to: directory.appendingPathComponent("profiles/\(name).json"))
+        }
+        try write("worker", options: ["client_certificate": pair.certificatePath, "client_key": pair.keyPath])
+        try write("keyless", options: ["client_certificate": pair.certificatePath])
+
+        let context = Context(try GlobalOptions.parse(["--config-dir", directory.path, "--profile", "worker"]))
+        let profile = try #require(try context.profiles.load("worker"))
+        let environment = try context.environment(for: profile)
+        let presenting = try HostRecordingTransport.presenting(certificatePath: pair.certificatePath, keyPath: pair.keyPath)
+        let through = try #require((environment.transport as? HostRecordingTransport)?.through as? AsyncHTTPClientTransport)
+        #expect(through === presenting.through as? AsyncHTTPClientTransport, "the profile's certificate and key")
+        #expect(try await context.client(for: profile, secret: nil).configuration.mutualTLS)
+
+        let keyless = try #require(try context.profiles.load("keyless"))
+        #expect(throws: CLIError.self) { try context.environment(for: keyless) }
+        // A profile without a certificate sends as every command does.
+        var plain = profile
+        plain.options = [:]
+        #expect((try context.environment(for: plain).transport as? HostRecordingTransport)?.through == nil)
     }
 
     @Test func anUnusableCertificateIsAUsageErrorNamingTheFile() {

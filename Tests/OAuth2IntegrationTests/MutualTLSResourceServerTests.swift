@@ -116,27 +116,6 @@ extension Integration {
     }
 }
 
-/// A self-signed client certificate and its key, made now with `openssl` (never committed):
-/// `<name>.pem` and `<name>.key` in `directory`.
-func makeClientCertificate(named name: String, in directory: URL) throws -> (certificatePath: String, keyPath: String) {
-    let certificate = directory.appendingPathComponent("\(name).pem").path
-    let key = directory.appendingPathComponent("\(name).key").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", certificate,
-        "-days", "2", "-subj", "/CN=\(name)", "-addext", "extendedKeyUsage=clientAuth",
-    ]
-    process.standardError = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl could not make a client certificate"])
-    }
-    return (certificate, key)
-}
-
 /// An HTTPS API on an ephemeral port of 127.0.0.1 that asks every client for a certificate
 /// (accepting those of `trustedClientCertificates`, a PEM file) and answers each request with
 /// `api`'s decision, given the peer certificate of the connection: 200 with the token's

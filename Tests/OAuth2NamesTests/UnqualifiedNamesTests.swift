@@ -166,6 +166,7 @@ struct UnqualifiedNamesTests {
             ("OAuth2Postgres.PostgresTokenStoreError", String(reflecting: PostgresTokenStoreError.self)),
             ("OAuth2Postgres.PostgresWebSessionStore", String(reflecting: PostgresWebSessionStore.self)),
             ("OAuth2Hummingbird.AccessTokenRequestContext", String(reflecting: (any AccessTokenRequestContext).self)),
+            ("OAuth2Hummingbird.ClientCertificateRequestContext", String(reflecting: (any ClientCertificateRequestContext).self)),
             ("OAuth2Hummingbird.HummingbirdProtectedResourceMetadataMiddleware<OAuth2NamesTests.NamesContext>", String(reflecting: HummingbirdProtectedResourceMetadataMiddleware<NamesContext>.self)),
             ("OAuth2Hummingbird.HummingbirdResourceServerMiddleware<OAuth2NamesTests.NamesContext>", String(reflecting: HummingbirdResourceServerMiddleware<NamesContext>.self)),
             ("OAuth2Hummingbird.HummingbirdWebSignInMiddleware<OAuth2NamesTests.NamesContext>", String(reflecting: HummingbirdWebSignInMiddleware<NamesContext>.self)),

@@ -90,3 +90,44 @@ public func refusedPort() throws -> Int {
     }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// A self-signed client certificate and its key, made now with `openssl` (never committed):
+/// `<name>.pem` and `<name>.key` in `directory`.
+public func makeClientCertificate(named name: String, in directory: URL) throws -> (certificatePath: String, keyPath: String) {
+    let certificate = directory.appendingPathComponent("\(name).pem").path
+    let key = directory.appendingPathComponent("\(name).key").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", certificate,
+        "-days", "2", "-subj", "/CN=\(name)", "-addext", "extendedKeyUsage=clientAuth",
+    ]
+    process.standardError = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl could not make a client certificate"])
+    }
+    return (certificate, key)
+}
+
+extension TestTLS {
+    /// The DER bytes of the first certificate of a PEM file.
+    public static func derCertificate(atPath path: String) throws -> [UInt8] {
+        try NIOSSLCertificate.fromPEMFile(path)[0].toDERBytes()
+    }
+
+    /// A server configuration of the suite's valid certificate for an API that asks every
+    /// client for a certificate and accepts those of `trustedClientCertificates` (a PEM file),
+    /// or a client that presents none (`optionalVerification`): the API's own check refuses
+    /// what needs a certificate.
+    public static func mutualTLSServerConfiguration(trustedClientCertificates: String) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(directory.appendingPathComponent("valid.pem").path)
+        let key = try NIOSSLPrivateKey(file: directory.appendingPathComponent("server.key").path, format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        configuration.certificateVerification = .optionalVerification
+        configuration.trustRoots = .file(trustedClientCertificates)
+        return configuration
+    }
+}

@@ -45,6 +45,8 @@ extension OAuth2Client {
         var configuration = configuration
         if case .preset(let preset) = server { configuration = preset.applied(to: configuration) }
         let pipeline = environment.pipeline().configured(by: configuration)
+        // Before discovery: a configuration the transport cannot serve is refused at once.
+        try Self.checkTransport(of: pipeline, for: configuration)
         let now: @Sendable () -> Date = { Date() }
         let metadata = try await environment.metadata(of: server, pipeline: pipeline, now: now)
         try self.init(metadata: metadata, configuration: configuration, pipeline: pipeline, now: now)

@@ -115,6 +115,7 @@ public struct OAuth2Client: Sendable {
         now: @escaping @Sendable () -> Date
     ) throws(OAuth2Error) {
         try configuration.validate()
+        try Self.checkTransport(of: pipeline, for: configuration)
         for (name, kind) in ServerMetadata.knownFields where kind == .url {
             if let url = metadata.url(name) {
                 try EndpointPolicy.validate(url, name: name.replacingOccurrences(of: "_", with: " "))
@@ -127,6 +128,14 @@ public struct OAuth2Client: Sendable {
         }
         storage = Storage(
             metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: DPoPNonceCache())
+    }
+
+    /// Refuses a transport that cannot do what `configuration` needs: a client certificate
+    /// (mutual TLS) over `URLSessionTransport`, which presents none.
+    static func checkTransport(of pipeline: HTTPPipeline, for configuration: ClientConfiguration) throws(OAuth2Error) {
+        #if URLSession
+        if configuration.usesMutualTLS, pipeline.transport is URLSessionTransport { throw URLSessionTransport.mutualTLSUnsupported() }
+        #endif
     }
 
     /// The logger this client writes to.

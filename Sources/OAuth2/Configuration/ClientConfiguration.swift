@@ -64,7 +64,9 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// tokens, or with the `tls_client_auth` and `self_signed_tls_client_auth` methods (which
     /// turn this on whatever it says). Requests then go to the server's
     /// `mtls_endpoint_aliases` when its metadata has them (RFC 8705 §5). The certificate
-    /// itself is the transport's (`AsyncHTTPClientTransport.TLSOptions`).
+    /// itself is the transport's (`AsyncHTTPClientTransport.TLSOptions`); a client made with
+    /// `URLSessionTransport`, which presents none, is refused with
+    /// ``OAuth2Error/Code/invalidConfiguration``.
     public var mutualTLS = false
 
     /// Whether the client uses mutual TLS: ``mutualTLS``, or an mTLS authentication method.

@@ -13,6 +13,13 @@ import FoundationNetworking
 /// The session is ephemeral: no cookies, no cache, no credential storage, and redirects
 /// are not followed. Server trust is the platform's: on Linux that is the system CA bundle;
 /// to trust a private CA use `AsyncHTTPClientTransport`, which takes a CA bundle.
+///
+/// It presents no client certificate: on Linux FoundationNetworking has none to present (its
+/// `URLCredential` holds a user and a password only, and its sessions never ask the delegate
+/// for a client certificate). A client that uses mutual TLS (RFC 8705:
+/// ``ClientConfiguration/mutualTLS``, `tls_client_auth`, `self_signed_tls_client_auth`) over
+/// this transport is refused when it is made, with ``OAuth2Error/Code/invalidConfiguration``
+/// naming `AsyncHTTPClientTransport`, whose `TLSOptions` present a certificate.
 public final class URLSessionTransport: HTTPTransport {
     /// The transport the library uses when none is given.
     public static let shared = URLSessionTransport()
@@ -93,6 +100,13 @@ public final class URLSessionTransport: HTTPTransport {
             )
         }
         return (httpResponse, data)
+    }
+
+    /// The refusal of a client that uses mutual TLS over this transport.
+    static func mutualTLSUnsupported() -> OAuth2Error {
+        .client(
+            .invalidConfiguration,
+            "Mutual TLS needs a transport that presents a client certificate, which URLSessionTransport cannot (FoundationNetworking on Linux has no client certificates): use AsyncHTTPClientTransport with TLSOptions(clientCertificatePath:clientKeyPath:).")
     }
 
     static func map(_ error: any Error) -> OAuth2Error {

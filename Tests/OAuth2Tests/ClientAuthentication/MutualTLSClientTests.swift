@@ -63,6 +63,40 @@ import Testing
         #expect(transport.sent.first?.request.url?.absoluteString == "https://as.example.com/token")
     }
 
+    #if URLSession
+    /// URLSessionTransport presents no client certificate (FoundationNetworking on Linux has
+    /// none): a client that needs one is refused when it is made, before any request, with a
+    /// message that names the transport that can.
+    @Test func aClientUsingMutualTLSOverURLSessionIsRefusedWhenMade() async throws {
+        var bound = configuration(.clientSecretBasic, secret: "s3cr3t")
+        bound.mutualTLS = true
+        for configuration in [configuration(.tlsClientAuth), configuration(.selfSignedTLSClientAuth), bound] {
+            for make in [
+                { try OAuth2Client(metadata: Self.metadata, configuration: configuration, environment: HTTPEnvironment(transport: URLSessionTransport())) },
+                // Discovery is not attempted: the issuer's host does not exist.
+                {
+                    try await OAuth2Client(
+                        server: .issuer(URL(string: "https://as.invalid")!), configuration: configuration,
+                        environment: HTTPEnvironment(transport: URLSessionTransport.shared))
+                },
+            ] as [@Sendable () async throws -> OAuth2Client] {
+                do {
+                    _ = try await make()
+                    Issue.record("a client using mutual TLS over URLSessionTransport was made")
+                } catch let error as OAuth2Error {
+                    #expect(error.code == .invalidConfiguration)
+                    #expect(error.message?.contains("AsyncHTTPClientTransport") == true)
+                    #expect(error.message?.contains("s3cr3t") == false)
+                }
+            }
+        }
+        // Without mutual TLS the same transport is fine.
+        _ = try OAuth2Client(
+            metadata: Self.metadata, configuration: configuration(.clientSecretBasic, secret: "s3cr3t"),
+            environment: HTTPEnvironment(transport: URLSessionTransport.shared))
+    }
+    #endif
+
     @Test func anEndpointWithoutAnAliasIsUsedAsItIs() {
         #expect(Self.metadata.endpoint("introspection_endpoint", mutualTLS: true)?.absoluteString == "https://as.example.com/introspect")
         #expect(Self.metadata.endpoint("token_endpoint", mutualTLS: true)?.absoluteString == "https://mtls.as.example.com/token")
