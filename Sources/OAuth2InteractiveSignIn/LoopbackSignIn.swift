@@ -172,7 +172,9 @@ public struct LoopbackSignIn: Sendable {
         store: (any RegistrationStore)? = nil,
         options: AuthorizationOptions = AuthorizationOptions()
     ) async throws -> (client: OAuth2Client, registration: ClientRegistration?, tokens: TokenSet) {
-        let listener = try await LoopbackRedirectListener.start(host: host, port: port, callbackPath: callbackPath, pages: pages)
+        let relaysFragment = (options.responseMode ?? configuration.jarm?.responseMode) == "fragment.jwt"
+        let listener = try await LoopbackRedirectListener.start(
+            host: host, port: port, callbackPath: callbackPath, pages: pages, relaysFragment: relaysFragment)
         let prepared: (client: OAuth2Client, registration: ClientRegistration?)
         do {
             var configuration = configuration
