@@ -120,6 +120,18 @@ sealed.encryption = EncryptionOptions(
     requiresEncryptedIDTokens: true)                               // a plain ID token is a downgrade
 let metadata = RegistrationMetadata(redirectURIs: [redirect], clientName: "my app")
 print(sealed.encryption?.publicKeys.jsonData.count ?? 0, metadata.clientName ?? "")   // publish or register these keys
+// snippet.jarm
+// JWT-secured authorization responses (JARM): the callback carries one `response` JWT, signed
+// by the server (and encrypted to the client's key when it registered one), checked before the
+// code is used.
+var secured = ClientConfiguration(clientID: "my-app", clientSecret: secret, redirectURI: redirect, scopes: ["openid"])
+secured.jarm = JARMOptions(
+    responseMode: "query.jwt",                                     // or jwt, fragment.jwt, form_post.jwt
+    signingAlgorithm: .ps256)                                      // authorization_signed_response_alg
+let securedClient = try await OAuth2Client(server: .issuer(issuer), configuration: secured)
+let securedRequest = try await securedClient.startAuthorization()   // asks for response_mode=query.jwt
+// … open securedRequest.url, receive callbackURL (…/callback?response=eyJ…) …
+let securedTokens = try await securedClient.completeAuthorization(callbackURL: callbackURL, request: securedRequest)
 // snippet.ciba
 // CIBA (OpenID Connect Client-Initiated Backchannel Authentication, poll mode): the server asks
 // the user on their own device; the client shows the binding message and polls.
@@ -190,4 +202,4 @@ let introspected = try await workerClient.introspect(
     paid.accessToken, format: .jwt(.init(audiences: ["orders-worker"])))
 // snippet.end
 // snippet.hide
-_ = (response, delegated, registered, orders, granted, accountTokens, introspected)
+_ = (response, delegated, registered, orders, granted, accountTokens, introspected, securedTokens)

@@ -105,7 +105,10 @@ public struct LoopbackSignIn: Sendable {
     ///   error (`access_denied`…) and everything
     ///   `OAuth2Client.completeAuthorization(callbackURL:request:)` throws.
     public func signIn(client: OAuth2Client, options: AuthorizationOptions = AuthorizationOptions()) async throws -> TokenSet {
-        let listener = try await LoopbackRedirectListener.start(host: host, port: port, callbackPath: callbackPath, pages: pages)
+        // A JWT-secured response in the fragment (JARM's fragment.jwt) needs the fragment relay.
+        let relaysFragment = (options.responseMode ?? client.configuration.jarm?.responseMode) == "fragment.jwt"
+        let listener = try await LoopbackRedirectListener.start(
+            host: host, port: port, callbackPath: callbackPath, pages: pages, relaysFragment: relaysFragment)
         return try await signIn(client: client, options: options, listener: listener)
     }
 
@@ -169,7 +172,9 @@ public struct LoopbackSignIn: Sendable {
         store: (any RegistrationStore)? = nil,
         options: AuthorizationOptions = AuthorizationOptions()
     ) async throws -> (client: OAuth2Client, registration: ClientRegistration?, tokens: TokenSet) {
-        let listener = try await LoopbackRedirectListener.start(host: host, port: port, callbackPath: callbackPath, pages: pages)
+        let relaysFragment = (options.responseMode ?? configuration.jarm?.responseMode) == "fragment.jwt"
+        let listener = try await LoopbackRedirectListener.start(
+            host: host, port: port, callbackPath: callbackPath, pages: pages, relaysFragment: relaysFragment)
         let prepared: (client: OAuth2Client, registration: ClientRegistration?)
         do {
             var configuration = configuration
@@ -194,7 +199,7 @@ public struct LoopbackSignIn: Sendable {
             // Pushed (PAR) when the server requires it or the configuration asks for it.
             let request = try await client.startAuthorization(options)
             let callback = try await wait(on: listener, opening: request.url, purpose: "sign in") { url in
-                Self.verdict(url, request: request)
+                request.asksForJWTResponse ? Self.jwtVerdict(url, request: request, client: client) : Self.verdict(url, request: request)
             }
             return try await client.completeAuthorization(callbackURL: callback, request: request)
         } catch {
@@ -332,6 +337,19 @@ public struct LoopbackSignIn: Sendable {
             if error.code == .redirectMismatch { return .reject }
             return .acceptFailure(errorCode: error.source == .server ? (error.serverCode ?? error.code.rawValue) : nil)
         }
+    }
+
+    /// The verdict on a callback to a request that asked for a JWT-secured response (JARM):
+    /// one whose `response` JWT carries this request's `state` (read before the JWT is
+    /// verified, as a plain callback's `state` is) is accepted, and
+    /// `OAuth2Client.completeAuthorization(callbackURL:request:)` then checks everything;
+    /// anything else is ignored.
+    static func jwtVerdict(_ url: URL, request: AuthorizationRequest, client: OAuth2Client) -> LoopbackRedirectListener.Verdict {
+        let pairs = LoopbackRedirectListener.parameters(of: url)
+        guard pairs.filter({ $0.0 == "response" }).count == 1, let state = client.unverifiedState(ofCallback: pairs),
+            constantTimeEqual(state, request.state)
+        else { return .reject }
+        return .accept
     }
 
     /// Compares two strings in time that depends only on their lengths.

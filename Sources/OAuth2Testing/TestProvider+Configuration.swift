@@ -64,8 +64,13 @@ extension TestProvider {
         /// registered `id_token_encrypted_response_alg`; `nil` (the default) sends them
         /// signed only.
         public var idTokenEncryption: IDTokenEncryption?
+        /// Encrypt the client's JWT-secured authorization responses (JARM: asked for with
+        /// `response_mode` `jwt`, `query.jwt` or `fragment.jwt`) — signed, then encrypted — to
+        /// a public key of the client, as a server does for a client that registered
+        /// `authorization_encrypted_response_alg`; `nil` (the default) sends them signed only.
+        public var authorizationResponseEncryption: IDTokenEncryption?
 
-        /// How a client's ID tokens are encrypted.
+        /// How a client's ID tokens (or JWT-secured authorization responses) are encrypted.
         public struct IDTokenEncryption: Sendable, Hashable {
             /// The client's public encryption key (`use: enc`), e.g. `JWEDecryptionKey.publicKey`.
             public var key: JSONWebKey

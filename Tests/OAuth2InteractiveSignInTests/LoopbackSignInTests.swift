@@ -163,6 +163,29 @@ import Testing
         #expect(verdict("code=c&state=\(request.state)") == .acceptFailure(errorCode: nil), "the promised iss is missing")
         #expect(LoopbackSignIn.verdict(URL(string: "http://127.0.0.1:5555/other?code=c&state=\(request.state)&\(iss)")!, request: request) == .reject)
     }
+
+    @Test("A JARM request's verdict reads the state inside the response JWT (query or relayed fragment); plain answers are ignored")
+    func theJWTVerdictChecksTheStateInside() throws {
+        let metadata = ServerMetadata(
+            issuer: URL(string: "https://as.example.com")!, authorizationEndpoint: URL(string: "https://as.example.com/authorize")!,
+            tokenEndpoint: URL(string: "https://as.example.com/token")!)
+        var configuration = ClientConfiguration(clientID: "cli")
+        configuration.jarm = JARMOptions()
+        let client = try OAuth2Client(metadata: metadata, configuration: configuration)
+        let request = try client.authorizationRequest(AuthorizationOptions(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!))
+        let key = try JWSSigningKey.generate(.es256)
+        func verdict(_ parameters: String) -> LoopbackRedirectListener.Verdict {
+            LoopbackSignIn.jwtVerdict(URL(string: "http://127.0.0.1:5555/callback" + parameters)!, request: request, client: client)
+        }
+        let mine = try key.sign(claims: ["state": .string(request.state), "code": "c"])
+        let other = try key.sign(claims: ["state": "guess", "code": "c"])
+        #expect(verdict("?response=\(mine)") == .accept)
+        #expect(verdict("#response=\(mine)") == .accept, "fragment.jwt, relayed")
+        #expect(verdict("?response=\(other)") == .reject)
+        #expect(verdict("?response=\(mine)&response=\(mine)") == .reject)
+        #expect(verdict("?code=c&state=\(request.state)") == .reject, "a plain answer never ends a JARM sign-in")
+        #expect(verdict("?response=garbage") == .reject)
+    }
 }
 
 final class Statuses: @unchecked Sendable {

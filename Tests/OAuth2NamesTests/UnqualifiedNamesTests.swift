@@ -72,6 +72,7 @@ struct UnqualifiedNamesTests {
             ("OAuth2.IDTokenValidator", String(reflecting: IDTokenValidator.self)),
             ("OAuth2.ImplicitAuthorizationResponse", String(reflecting: ImplicitAuthorizationResponse.self)),
             ("OAuth2.ImplicitResponseType", String(reflecting: ImplicitResponseType.self)),
+            ("OAuth2.JARMOptions", String(reflecting: JARMOptions.self)),
             ("OAuth2.IntrospectionResponse", String(reflecting: IntrospectionResponse.self)),
             ("OAuth2.JWKSCache", String(reflecting: JWKSCache.self)),
             ("OAuth2.JWTBearerAssertion", String(reflecting: JWTBearerAssertion.self)),

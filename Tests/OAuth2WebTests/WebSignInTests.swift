@@ -89,16 +89,17 @@ struct WebSignInTests {
         log: CapturedLog? = nil, sessions: MemoryWebSessionStore = MemoryWebSessionStore(),
         sessionStore: (MemoryWebSessionStore) -> any WebSessionStore = { $0 },
         tokenStore: (MemoryTokenStore) -> any TokenStore = { $0 }, downstreamTokens: DownstreamTokens? = nil,
+        jarm: JARMOptions? = nil,
         _ body: (App) async throws -> Void
     ) async throws {
         try await TestProvider.withProvider(configuration: .demo) { provider in
             provider.register(TestProvider.Client(
                 id: clientID, secret: secret, redirectURIs: [configuration.redirectURI],
                 postLogoutRedirectURIs: [configuration.url(configuration.postLogoutPath)]))
+            var clientConfiguration = ClientConfiguration(clientID: clientID, clientSecret: secret, redirectURI: configuration.redirectURI)
+            clientConfiguration.jarm = jarm
             let client = try await OAuth2Client(
-                server: .issuer(provider.issuer),
-                configuration: ClientConfiguration(clientID: clientID, clientSecret: secret, redirectURI: configuration.redirectURI),
-                environment: HTTPEnvironment(metadataCache: MetadataCache()))
+                server: .issuer(provider.issuer), configuration: clientConfiguration, environment: HTTPEnvironment(metadataCache: MetadataCache()))
             let tokens = MemoryTokenStore()
             let date = ManualDate()
             let signIn = WebSignIn(
@@ -116,6 +117,26 @@ struct WebSignInTests {
     static func denial(_ access: WebSignIn.Access) -> WebResponse? {
         if case .denied(let response) = access { return response }
         return nil
+    }
+
+    @Test("A JARM sign-in: the callback's one response JWT finds the pending sign-in and is verified")
+    func jarmSignIn() async throws {
+        try await Self.withApp(jarm: JARMOptions()) { app in
+            let browser = Browser()
+            let start = await app.send(browser, browser.request(.get, "/auth/login"))
+            let callbackPath = try await app.atProvider(start)
+            #expect(callbackPath.contains("?response=") && !callbackPath.contains("state="))
+            let callback = await app.send(browser, browser.request(.get, callbackPath))
+            #expect(callback.status == .seeOther)
+            #expect(Self.user(await app.user(browser))?.subject == TestProvider.Demo.subject)
+
+            // A plain answer to a JARM sign-in (a downgrade) finds its sign-in but fails it.
+            let again = await app.send(browser, browser.request(.get, "/auth/login"))
+            let location = try #require(again.headerFields[.location].flatMap(URL.init(string:)))
+            let plain = try await app.provider.followRedirect(from: URL(string: location.absoluteString.replacingOccurrences(of: "&response_mode=jwt", with: ""))!)
+            let refused = await app.send(browser, browser.request(.get, "/auth/callback?" + (plain.query ?? "")))
+            #expect(refused.status != .seeOther)
+        }
     }
 
     @Test("A sign-in: PKCE, state and nonce sent; a new opaque cookie; the user and their tokens on the server")

@@ -20,7 +20,9 @@ public struct AuthorizationOptions: Sendable {
     /// `authorization_details` (Rich Authorization Requests, RFC 9396): sent as one JSON
     /// array, by value, in a request object (as an array claim) or pushed; empty sends none.
     public var authorizationDetails: [AuthorizationDetail]
-    /// `response_mode` (`query`, `fragment`, `form_post`…); `nil` lets the server choose.
+    /// `response_mode` (`query`, `fragment`, `form_post`…, or a JARM mode: `jwt`,
+    /// `query.jwt`, `fragment.jwt`, `form_post.jwt`); `nil` takes ``ClientConfiguration/jarm``'s
+    /// mode when it is set, else lets the server choose.
     public var responseMode: String?
     /// The redirect URI; `nil` uses the configuration's.
     public var redirectURI: URL?
@@ -93,6 +95,10 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
     /// When the pushed request expires (its `expires_in`), when it was pushed: open ``url``
     /// before then.
     public let requestURIExpiresAt: Date?
+    /// The `response_mode` asked for, if any. A JARM mode (`jwt`, `query.jwt`,
+    /// `fragment.jwt`, `form_post.jwt`) makes the response a JWT that
+    /// ``OAuth2Client/authorizationResponse(callbackURL:request:)`` verifies.
+    public let responseMode: String?
 
     /// Builds the request by value: PKCE S256, a fresh `state`, and a `nonce` when `openid`
     /// is among the scopes; with ``ClientConfiguration/requestObject``, the parameters go
@@ -134,6 +140,7 @@ struct AuthorizationDraft {
     let maxAge: Int?
     let parameters: [(String, String)]
     let implicit: ImplicitResponseType?
+    let responseMode: String?
 
     /// `response_type`: `code`, or the implicit grant's.
     var responseType: String { implicit?.rawValue ?? "code" }
@@ -179,7 +186,13 @@ struct AuthorizationDraft {
             parameters.append(("code_challenge_method", pkce.method))
             if let dpop = configuration.dpop, dpop.bindsAuthorizationCode { parameters.append(("dpop_jkt", dpop.key.thumbprint)) }
         }
-        if let responseMode = options.responseMode { parameters.append(("response_mode", responseMode)) }
+        // JARM (a JWT-secured response) is for the authorization code flow: the configuration's
+        // mode applies to code requests; one asked for with the implicit grant is refused.
+        let responseMode = options.responseMode ?? (implicit == nil ? configuration.jarm?.responseMode : nil)
+        if implicit != nil, JARMOptions.isJWTMode(responseMode) {
+            throw .client(.invalidConfiguration, "JWT-secured responses (JARM) are supported with the authorization code flow only.")
+        }
+        if let responseMode { parameters.append(("response_mode", responseMode)) }
         if !options.prompt.isEmpty { parameters.append(("prompt", options.prompt.joined(separator: " "))) }
         if let loginHint = options.loginHint { parameters.append(("login_hint", loginHint)) }
         if let maxAge = options.maxAge { parameters.append(("max_age", String(maxAge))) }
@@ -201,6 +214,7 @@ struct AuthorizationDraft {
         maxAge = options.maxAge
         self.parameters = parameters
         self.implicit = implicit
+        self.responseMode = responseMode
     }
 
     /// The parameters as a request object signed with the configured key (the request
@@ -243,7 +257,8 @@ struct AuthorizationDraft {
             createdAt: now,
             implicitResponseType: implicit,
             requestURI: requestURI,
-            requestURIExpiresAt: expiresAt
+            requestURIExpiresAt: expiresAt,
+            responseMode: responseMode
         )
     }
 }

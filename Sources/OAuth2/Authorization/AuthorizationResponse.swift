@@ -21,7 +21,17 @@ public struct AuthorizationResponse: Sendable, Hashable, CustomStringConvertible
     /// ``OAuth2Error``; a `code` is present. Parameters come from the query, or from the
     /// fragment when the query has none. A response that fails a check never reaches the
     /// token endpoint.
+    ///
+    /// A request that asked for a JWT-secured response (JARM) is refused here: its response
+    /// needs the provider's keys, which ``OAuth2Client/authorizationResponse(callbackURL:request:)``
+    /// has.
     public init(callbackURL: URL, request: AuthorizationRequest) throws(OAuth2Error) {
+        try self.init(parameters: Self.callbackParameters(callbackURL, request: request), request: request)
+    }
+
+    /// The parameters of a callback to `request.redirectURI`: from the query, or from the
+    /// fragment when the query has none.
+    static func callbackParameters(_ callbackURL: URL, request: AuthorizationRequest) throws(OAuth2Error) -> [(String, String)] {
         guard let components = URLComponents(url: callbackURL, resolvingAgainstBaseURL: false) else {
             throw .client(.invalidResponse, "The callback URL cannot be parsed.")
         }
@@ -35,11 +45,29 @@ public struct AuthorizationResponse: Sendable, Hashable, CustomStringConvertible
         guard let pairs else {
             throw .client(.invalidResponse, "The callback's parameters are not valid URL encoding.")
         }
-        try self.init(parameters: pairs, request: request)
+        return pairs
     }
 
     /// Parses and checks already-decoded response parameters (a `form_post` body, say).
+    ///
+    /// A request that asked for a JWT-secured response (JARM) is refused here, as for
+    /// ``init(callbackURL:request:)``: use ``OAuth2Client/authorizationResponse(parameters:request:)``.
     public init(parameters pairs: [(String, String)], request: AuthorizationRequest) throws(OAuth2Error) {
+        guard !request.asksForJWTResponse else {
+            guard pairs.contains(where: { $0.0 == "response" }) else { throw Self.downgrade }
+            throw .client(.invalidConfiguration, "The request asked for a JWT-secured response (JARM), which needs the provider's keys: check it with OAuth2Client.authorizationResponse(callbackURL:request:).")
+        }
+        try self.init(verified: pairs, request: request)
+    }
+
+    /// The refusal of a plain response to a request that asked for a JWT-secured one: an
+    /// attacker (or a misconfigured server) must not get a code past the JWT's checks.
+    static let downgrade = OAuth2Error.client(
+        .invalidAuthorizationResponse, "The request asked for a JWT-secured response (JARM), but the callback carries plain parameters instead of one response JWT: refused.")
+
+    /// Checks parameters whose origin is established: a plain response's, or the claims of
+    /// a verified JARM response.
+    init(verified pairs: [(String, String)], request: AuthorizationRequest) throws(OAuth2Error) {
         guard request.implicitResponseType == nil else {
             throw .client(.invalidConfiguration, "The request is an implicit-grant request: complete it with completeImplicitAuthorization(callbackURL:request:).")
         }

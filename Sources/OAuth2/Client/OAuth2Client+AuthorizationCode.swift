@@ -22,16 +22,19 @@ extension OAuth2Client {
         return try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now())
     }
 
-    /// Checks a callback (state, `iss`, errors) and exchanges its code for tokens.
+    /// Checks a callback (state, `iss`, errors; for a JWT-secured response, the JWT first:
+    /// see ``authorizationResponse(callbackURL:request:)``) and exchanges its code for tokens.
     ///
     /// - Parameters:
     ///   - callbackURL: the URL the browser was redirected to.
     ///   - request: the request that started the flow.
     /// - Throws: ``OAuth2Error/Code/stateMismatch``, ``OAuth2Error/Code/issuerMismatch``,
-    ///   the authorization server's error (`access_denied`…), or the token endpoint's.
-    ///   A callback that fails a check never reaches the token endpoint.
+    ///   ``OAuth2Error/Code/invalidAuthorizationResponse`` (a JARM response that fails a
+    ///   check, or a plain one where a JWT was asked for), the authorization server's error
+    ///   (`access_denied`…), or the token endpoint's. A callback that fails a check never
+    ///   reaches the token endpoint.
     public func completeAuthorization(callbackURL: URL, request: AuthorizationRequest) async throws -> TokenSet {
-        let response = try AuthorizationResponse(callbackURL: callbackURL, request: request)
+        let response = try await authorizationResponse(callbackURL: callbackURL, request: request)
         return try await exchangeCode(response, request: request)
     }
 

@@ -30,7 +30,7 @@ extension OAuth2Client {
 
     /// Checks the algorithm and the signature with the cached JWK set, refetching it once
     /// when the token names a key the set lacks.
-    private func verifySignature(_ jws: JWS, validator: IDTokenValidator, now: Date) async throws {
+    func verifySignature(_ jws: JWS, validator: IDTokenValidator, now: Date) async throws {
         // No JWK set is needed when the token is HMAC-signed or its algorithm is refused anyway.
         let needsKeys = !jws.algorithm.isHMAC && validator.allowedAlgorithms.contains(jws.algorithm)
         var keys: JSONWebKeySet?

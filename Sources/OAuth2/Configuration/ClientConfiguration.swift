@@ -60,6 +60,12 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// Encrypted ID tokens and UserInfo answers (JWE): the client's decryption keys and the
     /// algorithms it accepts. `nil` (the default) refuses encrypted answers.
     public var encryption: EncryptionOptions? = nil
+    /// JWT-secured authorization responses (JARM): when set, every authorization code
+    /// request asks for its response mode, and the callback must carry a signed (and
+    /// optionally encrypted) `response` JWT; a plain response is refused. `nil` (the default)
+    /// asks for a JWT response only when ``AuthorizationOptions/responseMode`` names a JARM
+    /// mode (then RS256 is the algorithm).
+    public var jarm: JARMOptions? = nil
     /// The transport presents a client certificate (RFC 8705): for certificate-bound access
     /// tokens, or with the `tls_client_auth` and `self_signed_tls_client_auth` methods (which
     /// turn this on whatever it says). Requests then go to the server's
@@ -158,6 +164,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if requestObject != nil { parts.append("requestObject: signed") }
         if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
         if let encryption { parts.append("encryption: \(encryption.decryptionKeys.count) key(s) \(Redactor.placeholder)") }
+        if let jarm { parts.append("jarm: \(jarm.responseMode) \(jarm.signingAlgorithm)") }
         if mutualTLS { parts.append("mutualTLS: true") }
         return "ClientConfiguration(\(parts.joined(separator: ", ")))"
     }

@@ -246,6 +246,11 @@ extension OAuth2Error {
         /// `iss`, `aud`, `iat` or `token_introspection` claim); ``OAuth2Error/joseReason`` says
         /// which check when it was a JWT one.
         public static let invalidIntrospectionResponse: Code = "invalid_introspection_response"
+        /// A JWT-secured authorization response (JARM) failed validation (its decryption,
+        /// signature, `iss`, `aud` or `exp`), or a plain response came where a JWT was asked
+        /// for (a downgrade); ``OAuth2Error/joseReason`` says which JWT check. The JWT is never
+        /// echoed, and no code of it reaches the token endpoint.
+        public static let invalidAuthorizationResponse: Code = "invalid_authorization_response"
         /// A non-success HTTP status without a usable error object.
         public static let httpError: Code = "http_error"
         /// The connection failed (refused, reset, DNS, closed early).
@@ -291,7 +296,7 @@ extension OAuth2Error {
             .invalidTarget, .invalidRedirectURI, .invalidClientMetadata, .invalidSoftwareStatement,
             .unapprovedSoftwareStatement, .invalidConfiguration, .insecureEndpoint, .missingEndpoint,
             .stateMismatch, .issuerMismatch, .redirectMismatch, .invalidResponse, .invalidIDToken,
-            .invalidUserInfo, .invalidIntrospectionResponse, .httpError, .network, .timeout, .tls, .cancelled, .userCancelled, .signInRequired,
+            .invalidUserInfo, .invalidIntrospectionResponse, .invalidAuthorizationResponse, .httpError, .network, .timeout, .tls, .cancelled, .userCancelled, .signInRequired,
             .resourceMismatch, .metadataOriginMismatch, .noAuthorizationServer,
             .expiredLoginHintToken, .unknownUserID, .missingUserCode, .invalidUserCode, .invalidBindingMessage,
         ]

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Encrypted answers (JWE, RFC 7516): the client's decryption keys and the algorithms it
-/// registered for each kind of answer.
+/// registered for each kind of answer (ID tokens, UserInfo, JWT-secured authorization
+/// responses).
 ///
 /// With ``ClientConfiguration/encryption`` set, the client decrypts encrypted ID tokens
 /// (then verifies the signed ID token inside, as OpenID Connect requires: an ID token is
@@ -21,6 +22,9 @@ public struct EncryptionOptions: Sendable {
     public var idToken: JWEPolicy
     /// The algorithms accepted for UserInfo answers.
     public var userInfo: JWEPolicy
+    /// The algorithms accepted for encrypted JWT-secured authorization responses (JARM,
+    /// `authorization_encrypted_response_alg`/`enc`); `JWEPolicy.default` unless set.
+    public var authorizationResponse: JWEPolicy = .default
     /// Refuse an ID token the server sends *not* encrypted (in a token response or a
     /// front-channel answer): set it when the client registered
     /// `id_token_encrypted_response_alg`, so that an answer that skipped the encryption is

@@ -32,13 +32,60 @@ extension ProviderCore {
         return RedirectTarget(uri: redirect)
     }
 
-    /// A redirect carrying an error to the client (RFC 6749 §4.1.2.1, RFC 9207).
-    func errorRedirect(_ target: RedirectTarget, code: String, description: String?, state: String?) -> HTTPServerReply {
+    /// A redirect carrying an error to the client (RFC 6749 §4.1.2.1, RFC 9207), inside a
+    /// JWT for a JARM response mode.
+    func errorRedirect(_ target: RedirectTarget, code: String, description: String?, parameters: Parameters, now: Date, plain: Bool = false) -> HTTPServerReply {
         var pairs = [("error", code)]
         if let description { pairs.append(("error_description", description)) }
-        if let state { pairs.append(("state", state)) }
+        if let state = parameters["state"] { pairs.append(("state", state)) }
         if sendsIssuerParameter { pairs.append(("iss", issuer)) }
-        return .redirect(FormEncoding.appending(pairs, to: target.uri))
+        return redirect(target, pairs, mode: plain ? nil : Self.jwtResponseMode(parameters), clientID: parameters["client_id"] ?? "", now: now)
+    }
+
+    /// The request's JARM response mode, if it asked for one.
+    static func jwtResponseMode(_ parameters: Parameters) -> String? {
+        parameters["response_mode"].flatMap { jwtResponseModes.contains($0) ? $0 : nil }
+    }
+
+    /// The JARM response modes the provider answers with (JWT Secured Authorization Response
+    /// Mode for OAuth 2.0 §2.3): `jwt` is `query.jwt` for a code response.
+    static let jwtResponseModes: Set<String> = ["jwt", "query.jwt", "fragment.jwt"]
+
+    /// How long a JARM response is valid (its `exp`): JARM advises a short lifetime.
+    static let jwtResponseLifetime: TimeInterval = 600
+
+    /// Sends `pairs` back to the redirect URI: as query parameters, or — for a JARM mode — as
+    /// one `response` JWT (the pairs as claims, with `iss`, `aud` and `exp`) signed with the
+    /// provider's key, encrypted to the client's key when it has
+    /// ``TestProvider/Client/authorizationResponseEncryption``, in the query (`jwt`,
+    /// `query.jwt`) or the fragment (`fragment.jwt`).
+    func redirect(
+        _ target: RedirectTarget, _ pairs: [(String, String)], mode: String?, clientID: String, now: Date, headers: [(String, String)] = []
+    ) -> HTTPServerReply {
+        guard let mode else { return .redirect(FormEncoding.appending(pairs, to: target.uri), headers: headers) }
+        var claims: [String: JSONValue] = [:]
+        for (name, value) in pairs { claims[name] = .string(value) }
+        claims["iss"] = .string(issuer)
+        claims["aud"] = .string(clientID)
+        claims["exp"] = .integer(Int64(now.timeIntervalSince1970 + Self.jwtResponseLifetime))
+        let (key, encryption) = state.withLock { ($0.signingKey, $0.clients[clientID]?.authorizationResponseEncryption) }
+        let response: String
+        do {
+            var token = try key.sign(claims: claims)
+            if let encryption {
+                token = try JWE.encrypt(
+                    Data(token.utf8), to: encryption.key, algorithm: encryption.algorithm, encryption: encryption.encryption, contentType: "JWT")
+            }
+            response = token
+        } catch {
+            return .html(.internalServerError, title: "Server error", "The authorization response could not be signed or encrypted.")
+        }
+        let answer = [("response", response)]
+        if mode == "fragment.jwt" {
+            let base = target.uri.split(separator: "#", maxSplits: 1).first.map(String.init) ?? target.uri
+            return .redirect(base + "#" + FormEncoding.encode(answer), headers: headers)
+        }
+        return .redirect(FormEncoding.appending(answer, to: target.uri), headers: headers)
     }
 
     /// The authorization endpoint (RFC 6749 §4.1.1, OIDC Core §3.1.2): checks the request and
@@ -60,8 +107,12 @@ extension ProviderCore {
             return .html(.badRequest, title: "Invalid redirect_uri", "The redirect_uri is missing or not registered for this client.")
         }
         let state = parameters["state"]
+        // JARM: errors and answers alike go back in a signed JWT for a JARM response mode.
+        if let mode = parameters["response_mode"], mode != "query", !Self.jwtResponseModes.contains(mode) {
+            return errorRedirect(target, code: "invalid_request", description: "This response_mode is not supported.", parameters: parameters, now: now, plain: true)
+        }
         func fail(_ code: String, _ description: String) -> HTTPServerReply {
-            errorRedirect(target, code: code, description: description, state: state)
+            errorRedirect(target, code: code, description: description, parameters: parameters, now: now)
         }
         if let name = parameters.duplicated.sorted().first { return fail("invalid_request", "The parameter \(name) is repeated.") }
         guard client.grantTypes.contains(.authorizationCode) else {
@@ -71,9 +122,6 @@ extension ProviderCore {
         if parameters["request_uri"] != nil { return fail("request_uri_not_supported", "request_uri is not supported.") }
         guard let responseType = parameters["response_type"] else { return fail("invalid_request", "response_type is missing.") }
         guard responseType == "code" else { return fail("unsupported_response_type", "Only response_type=code is supported.") }
-        if let mode = parameters["response_mode"], mode != "query" {
-            return fail("invalid_request", "Only response_mode=query is supported.")
-        }
         guard let challenge = parameters["code_challenge"] else {
             return fail("invalid_request", "PKCE is required: code_challenge is missing.")
         }
@@ -119,7 +167,9 @@ extension ProviderCore {
             var pairs = [("code", signedIn.code)]
             if let state { pairs.append(("state", state)) }
             if sendsIssuerParameter { pairs.append(("iss", issuer)) }
-            return .redirect(FormEncoding.appending(pairs, to: target.uri), headers: [sessionCookie(signedIn.sessionID)])
+            return redirect(
+                target, pairs, mode: Self.jwtResponseMode(parameters), clientID: client.id, now: now,
+                headers: [sessionCookie(signedIn.sessionID)])
         }
     }
 }

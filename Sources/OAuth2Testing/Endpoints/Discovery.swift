@@ -27,7 +27,12 @@ extension ProviderCore {
             "backchannel_logout_session_supported": true,
             "scopes_supported": strings(scopes),
             "response_types_supported": strings(["code"]),
-            "response_modes_supported": strings(["query"]),
+            "response_modes_supported": strings(["query", "jwt", "query.jwt", "fragment.jwt"]),
+            // JWT Secured Authorization Response Mode (JARM) §3: signed with the provider's key,
+            // encrypted to a client's key when it has authorizationResponseEncryption.
+            "authorization_signing_alg_values_supported": strings([algorithm.rawValue]),
+            "authorization_encryption_alg_values_supported": strings(JWEKeyAlgorithm.supported.map(\.rawValue).sorted()),
+            "authorization_encryption_enc_values_supported": strings(JWEContentEncryption.supported.map(\.rawValue).sorted()),
             "grant_types_supported": strings(TestProvider.GrantType.all.map(\.rawValue).sorted()),
             "subject_types_supported": strings(["public"]),
             "id_token_signing_alg_values_supported": strings([algorithm.rawValue]),

@@ -112,7 +112,7 @@ final class ProviderCore: Sendable {
             if case .success(let parameters) = Parameters.read(request, body: request.method == .POST),
                 let target = validatedRedirect(parameters)
             {
-                return errorRedirect(target, code: code, description: description, state: parameters["state"])
+                return errorRedirect(target, code: code, description: description, parameters: parameters, now: Date())
             }
             return .oauthError(code, description, status: httpStatus)
         case .userInfo:

@@ -195,7 +195,10 @@ public struct WebSignIn: Sendable {
         let now = now()
         let pending: PendingSignIn
         do {
-            guard let state = query["state"], let found = try await webSessions.takePendingSignIn(state: state, now: now) else {
+            // A JWT-secured response (JARM) carries its state inside the `response` JWT, read
+            // here only to find the sign-in: completeAuthorization verifies the JWT.
+            let state = query["state"] ?? query["response"].flatMap { client.unverifiedState(ofCallback: [("response", $0)]) }
+            guard let state, let found = try await webSessions.takePendingSignIn(state: state, now: now) else {
                 logger.debug("Sign-in callback refused: unknown state")
                 return .failure(WebSignInError(.unknownSignIn, "This sign-in is unknown, already completed or expired. Please sign in again."))
             }

@@ -192,6 +192,11 @@ struct Journey {
             let answer = try await client.exchangeToken(
                 TokenExchangeRequest(subject: .init(subject.accessToken, type: .accessToken), audiences: ["https://backend.example.test"]))
             #expect(answer.issuedTokenType == .accessToken)
+        case .jarm:
+            // None of the suite's servers offers JARM (their metadata); one that starts to
+            // fails here, loudly, until it has a journey (JARMSignInTests has the embedded
+            // provider's).
+            Issue.record("no journey for JARM at \(server) yet")
         case .encryptedIDTokens:
             // A client with this run's encryption key needs the server's admin side: only
             // Glewlwyd's is scripted. Another server advertising encryption fails here, loudly.
@@ -257,7 +262,7 @@ struct Journey {
             let (client, tokens) = try await confidentialTokens()
             await #expect(throws: OAuth2Error.self) { _ = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt()) }
         case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens, .richAuthorization,
-            .mtlsClientAuthentication, .certificateBoundTokens:
+            .mtlsClientAuthentication, .certificateBoundTokens, .jarm:
             // Nothing of the client's to refuse: the evidence (metadata) is the record.
             break
         }

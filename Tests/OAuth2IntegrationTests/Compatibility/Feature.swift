@@ -25,6 +25,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case jwtIntrospection = "jwt-introspection"
     case mtlsClientAuthentication = "mtls-client-auth"
     case certificateBoundTokens = "certificate-bound-tokens"
+    case jarm
 
     var description: String { rawValue }
 
@@ -52,6 +53,7 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .jwtIntrospection: "JWT introspection answers"
         case .mtlsClientAuthentication: "mTLS client authentication"
         case .certificateBoundTokens: "Certificate-bound tokens"
+        case .jarm: "JARM"
         }
     }
 
@@ -107,6 +109,11 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return grants.contains("urn:ietf:params:oauth:grant-type:token-exchange")
                 ? .offered("the token-exchange grant in grant_types_supported")
                 : .notOffered("no token-exchange grant in grant_types_supported")
+        case .jarm:
+            let modes = metadata.strings("response_modes_supported") ?? []
+            return modes.contains(where: { JARMOptions.responseModes.contains($0) })
+                ? .offered("a JWT response mode in response_modes_supported")
+                : .notOffered("no JWT response mode (jwt, query.jwt…) in response_modes_supported")
         case .encryptedIDTokens:
             return metadata.idTokenEncryptionAlgValuesSupported?.isEmpty == false
                 ? .offered("id_token_encryption_alg_values_supported in its metadata")
