@@ -192,6 +192,15 @@ struct Journey {
             let answer = try await client.exchangeToken(
                 TokenExchangeRequest(subject: .init(subject.accessToken, type: .accessToken), audiences: ["https://backend.example.test"]))
             #expect(answer.issuedTokenType == .accessToken)
+        case .encryptedRequestObjects, .encryptedIntrospection:
+            // A client registered for the run and, for request objects, an instance with
+            // encryption keys of its own: only Glewlwyd's admin side is scripted.
+            try #require(server == .glewlwyd, "the suite knows no set-up for \(feature) at \(server.rawValue)")
+            if feature == .encryptedRequestObjects {
+                try await EncryptedRequestObjectsAgainstGlewlwydTests.signIn(algorithm: .rsaOAEP256, encryption: .a256GCM, pushed: true)
+            } else {
+                try await EncryptedAnswersAgainstGlewlwydTests.encryptedIntrospection(algorithm: .rsaOAEP256, encryption: .a256GCM, keyType: "RSA")
+            }
         case .encryptedIDTokens:
             // A client with this run's encryption key needs the server's admin side: only
             // Glewlwyd's is scripted. Another server advertising encryption fails here, loudly.
@@ -258,7 +267,7 @@ struct Journey {
             let (client, tokens) = try await confidentialTokens()
             await #expect(throws: OAuth2Error.self) { _ = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt()) }
         case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens, .richAuthorization,
-            .mtlsClientAuthentication, .certificateBoundTokens:
+            .mtlsClientAuthentication, .certificateBoundTokens, .encryptedRequestObjects, .encryptedIntrospection:
             // Nothing of the client's to refuse: the evidence (metadata) is the record.
             break
         }

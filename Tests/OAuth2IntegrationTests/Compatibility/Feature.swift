@@ -25,6 +25,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case jwtIntrospection = "jwt-introspection"
     case mtlsClientAuthentication = "mtls-client-auth"
     case certificateBoundTokens = "certificate-bound-tokens"
+    case encryptedRequestObjects = "encrypted-request-objects"
+    case encryptedIntrospection = "encrypted-introspection"
 
     var description: String { rawValue }
 
@@ -52,6 +54,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .jwtIntrospection: "JWT introspection answers"
         case .mtlsClientAuthentication: "mTLS client authentication"
         case .certificateBoundTokens: "Certificate-bound tokens"
+        case .encryptedRequestObjects: "Encrypted request objects"
+        case .encryptedIntrospection: "Encrypted introspection answers"
         }
     }
 
@@ -111,6 +115,15 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return metadata.idTokenEncryptionAlgValuesSupported?.isEmpty == false
                 ? .offered("id_token_encryption_alg_values_supported in its metadata")
                 : .notOffered("no id_token_encryption_alg_values_supported in its metadata")
+        case .encryptedRequestObjects:
+            return metadata.requestObjectEncryptionAlgValuesSupported?.isEmpty == false
+                ? .offered("request_object_encryption_alg_values_supported in its metadata")
+                : .notOffered("no request_object_encryption_alg_values_supported in its metadata")
+        case .encryptedIntrospection:
+            guard metadata.introspectionEndpoint != nil else { return .notOffered("no introspection_endpoint in its metadata") }
+            return metadata.introspectionEncryptionAlgValuesSupported?.isEmpty == false
+                ? .offered("introspection_encryption_alg_values_supported in its metadata")
+                : .notOffered("no introspection_encryption_alg_values_supported in its metadata")
         }
     }
 }
