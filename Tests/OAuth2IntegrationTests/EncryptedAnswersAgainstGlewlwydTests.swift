@@ -16,7 +16,7 @@ struct EncryptedAnswersAgainstGlewlwydTests {
         (.rsaOAEP256, .a256GCM, "RSA"), (.ecdhESA128KW, .a128CBCHS256, "P-256"), (.ecdhES, .a256GCM, "P-384"),
     ]
 
-    /// A confidential client of Glewlwyd's OIDC plugin (code, refresh and client credentials,
+    /// A confidential client of Glewlwyd's OIDC plugin (code, refresh and password grants,
     /// scopes openid and read, `client_secret_basic`) that gets the answers `encrypting`
     /// names encrypted to `key`, or none without a key; removed by `remove()`.
     struct RegisteredClient {
@@ -46,7 +46,7 @@ struct EncryptedAnswersAgainstGlewlwydTests {
             let body: [String: JSONValue] = [
                 "client_id": .string(id), "client_name": .string(id), "confidential": true, "enabled": true,
                 "client_secret": .string(secret), "redirect_uri": [.string(Server.redirectURI.absoluteString)],
-                "authorization_type": ["code", "refresh_token", "client_credentials"], "scope": ["openid", "read"],
+                "authorization_type": ["code", "refresh_token", "password"], "scope": ["openid", "read"],
                 "token_endpoint_auth_method": ["client_secret_basic"],
             ]
             try await admin.json(.post, api.appendingPathComponent("client/"), JSONValue.object(body.merging(extra) { _, new in new }).description)
@@ -119,9 +119,11 @@ struct EncryptedAnswersAgainstGlewlwydTests {
         try await Self.encryptedIntrospection(algorithm: algorithm, encryption: encryption, keyType: keyType)
     }
 
-    /// Client credentials, then a JWT introspection answer encrypted with the pair to a key
-    /// of `keyType`, for a client registered for it (and removed after); also the
-    /// compatibility suite's journey.
+    /// A user's access token (the password grant: no browser), then a JWT introspection answer
+    /// about it encrypted with the pair to a key of `keyType`, for a client registered for it
+    /// (and removed after); also the compatibility suite's journey. Glewlwyd 2.7.5 encrypts
+    /// the answer about a user's token only: about a client-credentials token it answers a
+    /// plain JWT, whatever the client registered.
     static func encryptedIntrospection(algorithm: JWEKeyAlgorithm, encryption: JWEContentEncryption, keyType: String) async throws {
         let key = keyType == "RSA"
             ? try JWEDecryptionKey.generate(algorithm, keyID: "introspection-rsa")
@@ -130,11 +132,10 @@ struct EncryptedAnswersAgainstGlewlwydTests {
         try await registered.register(key: key, algorithm: algorithm, encryption: encryption, encrypting: ["encrypt_introspection"])
         do {
             var configuration = registered.configuration
-            configuration.scopes = ["read"]
             configuration.encryption = EncryptionOptions(
                 decryptionKeys: [key], introspection: .registered(algorithm, encryption), requiresEncryptedIntrospection: true)
             let client = try await Server.glewlwyd.client(configuration)
-            let tokens = try await client.clientCredentials()
+            let tokens = try await client.password(username: Server.username, password: Server.password)
             let format = IntrospectionFormat.jwt(.init(audiences: scopeAudiences))
             // Only a JWE passes: a plain answer is refused by requiresEncryptedIntrospection.
             let answer = try await client.introspect(tokens.accessToken, hint: .accessToken, format: format)

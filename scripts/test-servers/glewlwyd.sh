@@ -261,15 +261,26 @@ rar_extras() {
       authorization_details_types:["payment_initiation"]}')"
 }
 
-# Encrypted request objects (RFC 9101 §6.1, issue 28), additive and idempotent: OIDC instance
-# oidc-enc ($GLEWLWYD_ENC_ISSUER) with the test keys of $ENC_SERVER_JWKS instead of key.pem:
-# enc-sig (RSA, RS256) signs, as the first key; enc-rsa (RSA-OAEP-256) and enc-ec (P-256,
-# ECDH-ES+A128KW) are encryption keys, published with `use: enc` (jwks-public: the set without
-# its private members). Glewlwyd 2.7.5 decrypts a request object with the instance key its JWE
-# names by kid (protocol_oidc.c decrypt_request_token); the instance that signs with key.pem
-# alone publishes that key for RS256 only, which a client must not encrypt to. Clients are
-# registered per test run (EncryptedAnswersAgainstGlewlwydTests).
+# Encrypted request objects and introspection answers (RFC 9101 §6.1, RFC 9701 §5, issue 28),
+# additive and idempotent:
+# - the client module stores the property encrypt_introspection (the OIDC plugin's
+#   client-encrypt_introspection-parameter), which the data format Glewlwyd's database ships
+#   leaves out: without it a client's introspection answers are never encrypted;
+# - OIDC instance oidc-enc ($GLEWLWYD_ENC_ISSUER) with the test keys of $ENC_SERVER_JWKS instead
+#   of key.pem: enc-sig (RSA, RS256) signs, as the first key; enc-rsa (RSA-OAEP-256) and enc-ec
+#   (P-256, ECDH-ES+A128KW) are encryption keys, published with `use: enc` (jwks-public: the set
+#   without its private members). Glewlwyd 2.7.5 decrypts a request object with the instance key
+#   its JWE names by kid (protocol_oidc.c decrypt_request_token); the instance that signs with
+#   key.pem alone publishes that key for RS256 only, which a client must not encrypt to.
+# Clients are registered per test run (EncryptedAnswersAgainstGlewlwydTests).
 enc_extras() {
+  local module
+  module=$(curl -sf -b "$DIR/admin.jar" "$B/api/mod/client/database") || { log "GET /mod/client/database failed"; return 1; }
+  if [ "$(jq '.parameters["data-format"] | has("encrypt_introspection")' <<<"$module")" != true ]; then
+    api PUT /mod/client/database "$(jq -c '.parameters["data-format"].encrypt_introspection =
+      {"multiple": false, "read": true, "write": true} | del(.enabled)' <<<"$module")"
+    api PUT /mod/client/database/reset '{}'   # the new format applies once the module is reloaded
+  fi
   exists /mod/plugin/oidc-enc && return 0
   api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$GLEWLWYD_ENC_ISSUER")" --slurpfile jwks "$ENC_SERVER_JWKS" '{
     module:"oidc", name:"oidc-enc", display_name:"oidc-enc", parameters:($p + {

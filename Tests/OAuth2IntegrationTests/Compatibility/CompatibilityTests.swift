@@ -197,7 +197,7 @@ struct Journey {
             // encryption keys of its own: only Glewlwyd's admin side is scripted.
             try #require(server == .glewlwyd, "the suite knows no set-up for \(feature) at \(server.rawValue)")
             if feature == .encryptedRequestObjects {
-                try await EncryptedRequestObjectsAgainstGlewlwydTests.signIn(algorithm: .rsaOAEP256, encryption: .a256GCM, pushed: true)
+                try await EncryptedAnswersAgainstGlewlwydTests.RequestObjects.signIn(algorithm: .rsaOAEP256, encryption: .a256GCM, pushed: true)
             } else {
                 try await EncryptedAnswersAgainstGlewlwydTests.encryptedIntrospection(algorithm: .rsaOAEP256, encryption: .a256GCM, keyType: "RSA")
             }
