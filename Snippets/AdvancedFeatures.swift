@@ -1,6 +1,6 @@
 // Sender-constrained tokens (DPoP), pushed and signed authorization requests (PAR, JAR),
 // JWT client authentication, token exchange, the JWT bearer grant, dynamic registration,
-// encrypted ID tokens and UserInfo answers.
+// encrypted ID tokens, UserInfo and introspection answers, encrypted request objects.
 // Sender-constrained tokens (DPoP, mutual TLS), pushed and signed authorization requests (PAR, JAR),
 // JWT client authentication, token exchange, the JWT bearer grant, dynamic registration.
 
@@ -109,15 +109,18 @@ try await registrar.delete(current)
 // snippet.end
 
 // snippet.encryption
-// Encrypted ID tokens and UserInfo answers (JWE): a decryption key kept in a file, its public
-// half registered (`use: enc`) with the algorithms the server encrypts with.
-let decryptionKey = try JWEDecryptionKey(contentsOf: URL(fileURLWithPath: "client-enc-key.json"))
+// Encrypted ID tokens, UserInfo and introspection answers (JWE): the decryption keys kept in a
+// private JWK set file, beside the signing keys; their public halves registered (`use: enc`)
+// with the algorithms the server encrypts with.
+let decryptionKeys = try JWEDecryptionKey.keys(jwkSetFile: URL(fileURLWithPath: "client-keys.jwks.json"))
 var sealed = ClientConfiguration(clientID: "my-app", clientSecret: secret, redirectURI: redirect, scopes: ["openid"])
 sealed.encryption = EncryptionOptions(
-    decryptionKeys: [decryptionKey],                               // the new and the old during a rotation
+    decryptionKeys: decryptionKeys,                                // the new and the old during a rotation
     idToken: .registered(.rsaOAEP256, .a256GCM),                   // id_token_encrypted_response_alg/enc
     userInfo: .registered(.rsaOAEP256, .a256GCM),
-    requiresEncryptedIDTokens: true)                               // a plain ID token is a downgrade
+    introspection: .registered(.ecdhESA128KW, .a128CBCHS256),      // introspection_encrypted_response_alg/enc
+    requiresEncryptedIDTokens: true,                               // a plain ID token is a downgrade
+    requiresEncryptedIntrospection: true)
 let metadata = RegistrationMetadata(redirectURIs: [redirect], clientName: "my app")
 print(sealed.encryption?.publicKeys.jsonData.count ?? 0, metadata.clientName ?? "")   // publish or register these keys
 // snippet.jarm
@@ -132,6 +135,16 @@ let securedClient = try await OAuth2Client(server: .issuer(issuer), configuratio
 let securedRequest = try await securedClient.startAuthorization()   // asks for response_mode=query.jwt
 // … open securedRequest.url, receive callbackURL (…/callback?response=eyJ…) …
 let securedTokens = try await securedClient.completeAuthorization(callbackURL: callbackURL, request: securedRequest)
+// snippet.encryptedRequests
+// Request objects signed, then encrypted to the server (request_object_encryption_alg/enc): the
+// key comes from its JWK set, the pair must be among those its metadata offers.
+sealed.requestObject = RequestObjectOptions(encryption: RequestObjectEncryption(.rsaOAEP256, .a256GCM))
+sealed.usePushedAuthorizationRequests = true                       // or by value in the URL
+let sealedClient = try await OAuth2Client(server: .issuer(issuer), configuration: sealed)
+let sealedRequest = try await sealedClient.startAuthorization()
+// An introspection answer signed, then encrypted to the client: decrypted, then verified.
+let sealedAnswer = try await sealedClient.introspect(tokens.accessToken, hint: .accessToken, format: .jwt())
+print(sealedRequest.url, sealedAnswer.active)
 // snippet.ciba
 // CIBA (OpenID Connect Client-Initiated Backchannel Authentication, poll mode): the server asks
 // the user on their own device; the client shows the binding message and polls.

@@ -132,6 +132,58 @@ public struct JWEDecryptionKey: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The decryption keys of a private JWK set (RFC 7517 §5), such as the file a client
+    /// keeps its keys in, signing keys beside them: during a rotation, the new key and the
+    /// old one, both accepted until the old one is dropped from the file.
+    ///
+    /// Takes every key marked `use: enc`, and every key without `use` whose `alg` is a key
+    /// management algorithm (`RSA-OAEP-256`, `ECDH-ES+A128KW`…); skips the others (signing
+    /// keys, marked `use: sig` or with a signature `alg`). Each key keeps its `kid` and
+    /// `alg`, in document order.
+    ///
+    /// - Parameter data: the JWK set document, with private members.
+    /// - Returns: at least one key.
+    /// - Throws: ``JOSEError/Reason/malformed`` when the document is not a JWK set (or is
+    ///   larger than `JSONWebKeySet.maximumSize`, or has more than
+    ///   `JSONWebKeySet.maximumKeys` keys); ``JOSEError/Reason/invalidKey`` when it holds no
+    ///   decryption key or a decryption key cannot be read (the message names its position
+    ///   and `kid`, never key material); as ``init(jwk:algorithm:keyID:)``.
+    public static func keys(jwkSet data: Data) throws(JOSEError) -> [JWEDecryptionKey] {
+        guard data.count <= JSONWebKeySet.maximumSize else { throw JOSEError(.malformed, "The JWK set is too large.") }
+        let object = try JOSEJSON.object(data, what: "JWK set")
+        guard let entries = object["keys"]?.arrayValue else { throw JOSEError(.malformed, "The JWK set has no keys array.") }
+        guard entries.count <= JSONWebKeySet.maximumKeys else { throw JOSEError(.malformed, "The JWK set has too many keys.") }
+        var keys: [JWEDecryptionKey] = []
+        for (index, entry) in entries.enumerated() {
+            guard let members = entry.objectValue else { throw JOSEError(.malformed, "Key \(index + 1) of the JWK set is not an object.") }
+            switch members["use"]?.stringValue {
+            case "enc"?: break
+            case nil where members["alg"]?.stringValue.map({ JWEKeyAlgorithm.supported.contains(JWEKeyAlgorithm(rawValue: $0)) }) == true: break
+            default: continue
+            }
+            do {
+                keys.append(try JWEDecryptionKey(jwk: members))
+            } catch {
+                let kid = members["kid"]?.stringValue.map { " (kid \($0))" } ?? ""
+                throw JOSEError(error.reason, "Decryption key \(index + 1) of the JWK set\(kid) cannot be used: \(error.message)")
+            }
+        }
+        guard !keys.isEmpty else {
+            throw JOSEError(.invalidKey, "The JWK set holds no decryption key (use: enc, or an alg such as RSA-OAEP-256 or ECDH-ES).")
+        }
+        return keys
+    }
+
+    /// The decryption keys of a private JWK set file; see ``keys(jwkSet:)``.
+    ///
+    /// - Throws: ``JOSEError/Reason/invalidKey`` when the file cannot be read; as
+    ///   ``keys(jwkSet:)``.
+    public static func keys(jwkSetFile url: URL) throws(JOSEError) -> [JWEDecryptionKey] {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch { throw JOSEError(.invalidKey, "The JWK set file cannot be read.") }
+        return try keys(jwkSet: data)
+    }
+
     private init(converting loaded: JWSSigningKey, algorithm: JWEKeyAlgorithm?) throws(JOSEError) {
         let key: PrivateKey
         do {

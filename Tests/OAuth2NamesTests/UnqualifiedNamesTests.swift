@@ -90,6 +90,7 @@ struct UnqualifiedNamesTests {
             ("OAuth2.RequestKind", String(reflecting: RequestKind.self)),
             ("OAuth2.RequestObject", String(reflecting: RequestObject.self)),
             ("OAuth2.RequestObjectOptions", String(reflecting: RequestObjectOptions.self)),
+            ("OAuth2.RequestObjectEncryption", String(reflecting: RequestObjectEncryption.self)),
             ("OAuth2.RetryPolicy", String(reflecting: RetryPolicy.self)),
             ("OAuth2.ServerMetadata", String(reflecting: ServerMetadata.self)),
             ("OAuth2.ServerQuirks", String(reflecting: ServerQuirks.self)),

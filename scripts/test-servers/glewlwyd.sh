@@ -8,8 +8,8 @@
 # code-conf/code-conf-secret (confidential: code, password, client_credentials, device),
 # code-public (public, PKCE) and cc/cc-secret (client_credentials), plus (seed_extras) the
 # JWT-authenticating clients, the implicit-grant client implicit-public, the web example app's
-# client webapp/webapp-secret, the oidc-nonce, oidc-par, oidc-reg, oidc-short and oidc-rar (RAR,
-# RFC 9396, with rar-client) instances, and (seed_mcp_peers) the MCP peers' instance oidc-mcp,
+# client webapp/webapp-secret, the oidc-nonce, oidc-par, oidc-reg, oidc-short, oidc-rar (RAR,
+# RFC 9396, with rar-client) and oidc-enc (encrypted request objects) instances, and (seed_mcp_peers) the MCP peers' instance oidc-mcp,
 # its user erin and client mcp-resource-server.
 # Tokens of scope read may be asked for the API $GLEWLWYD_RESOURCE (RFC 8707 `resource`).
 # Serves its own login page ($B/login.html, where the authorization endpoint sends a browser)
@@ -157,6 +157,7 @@ seed_extras() {
   spa_client
   rar_extras
   seed_mtls
+  enc_extras
 }
 
 # The MCP peers of issue 27 (Tests/MCPPython): additive and idempotent, like seed_extras.
@@ -260,6 +261,33 @@ rar_extras() {
       authorization_type:["code","refresh_token","delete_token"], scope:["openid","g_profile","read"],
       token_endpoint_auth_method:["client_secret_basic","client_secret_post"],
       authorization_details_types:["payment_initiation"]}')"
+}
+
+# Encrypted request objects and introspection answers (RFC 9101 §6.1, RFC 9701 §5, issue 28),
+# additive and idempotent:
+# - the client module stores the property encrypt_introspection (the OIDC plugin's
+#   client-encrypt_introspection-parameter), which the data format Glewlwyd's database ships
+#   leaves out: without it a client's introspection answers are never encrypted;
+# - OIDC instance oidc-enc ($GLEWLWYD_ENC_ISSUER) with the test keys of $ENC_SERVER_JWKS instead
+#   of key.pem: enc-sig (RSA, RS256) signs, as the first key; enc-rsa (RSA-OAEP-256) and enc-ec
+#   (P-256, ECDH-ES+A128KW) are encryption keys, published with `use: enc` (jwks-public: the set
+#   without its private members). Glewlwyd 2.7.5 decrypts a request object with the instance key
+#   its JWE names by kid (protocol_oidc.c decrypt_request_token); the instance that signs with
+#   key.pem alone publishes that key for RS256 only, which a client must not encrypt to.
+# Clients are registered per test run (EncryptedAnswersAgainstGlewlwydTests).
+enc_extras() {
+  local module
+  module=$(curl -sf -b "$DIR/admin.jar" "$B/api/mod/client/database") || { log "GET /mod/client/database failed"; return 1; }
+  if [ "$(jq '.parameters["data-format"] | has("encrypt_introspection")' <<<"$module")" != true ]; then
+    api PUT /mod/client/database "$(jq -c '.parameters["data-format"].encrypt_introspection =
+      {"multiple": false, "read": true, "write": true} | del(.enabled)' <<<"$module")"
+    api PUT /mod/client/database/reset '{}'   # the new format applies once the module is reloaded
+  fi
+  exists /mod/plugin/oidc-enc && return 0
+  api POST /mod/plugin/ "$(jq -n --argjson p "$(oidc_params "$GLEWLWYD_ENC_ISSUER")" --slurpfile jwks "$ENC_SERVER_JWKS" '{
+    module:"oidc", name:"oidc-enc", display_name:"oidc-enc", parameters:($p + {
+      "jwks-private":($jwks[0] | tojson), "default-kid":"enc-sig",
+      "jwks-public":($jwks[0] | .keys |= map(del(.d, .p, .q, .dp, .dq, .qi)) | tojson)})}')"
 }
 
 # Mutual TLS (RFC 8705), through the front at $MTLS_URL (tls.sh), additive and idempotent:

@@ -89,6 +89,10 @@ GLEWLWYD_RAR_ISSUER=$GLEWLWYD_URL/api/oidc-rar RAR_ID=rar-client RAR_SECRET=rar-
 # the subjectAltName DNS:$MTLS_CA_SAN_DNS), client $MTLS_SELF_ID with self_signed_tls_client_auth. Their certificates
 # and keys are made at start-up under $STATE/mtls (mtls_client_certs), never committed.
 GLEWLWYD_MTLS_ISSUER=$GLEWLWYD_URL/api/oidc-mtls
+# Glewlwyd only: an OIDC instance that decrypts encrypted request objects (RFC 9101 §6.1) with
+# encryption keys of its own (RSA and P-256, test keys: the private JWK set below), beside the
+# key it signs with.
+GLEWLWYD_ENC_ISSUER=$GLEWLWYD_URL/api/oidc-enc ENC_SERVER_JWKS=$ROOT/Tests/Fixtures/glewlwyd/oidc-enc-server.jwks.json
 MTLS_CA_ID=mtls-ca MTLS_SELF_ID=mtls-self MTLS_CA_SAN_DNS=oauth2-mtls-client.test
 
 # The web example app of the browser journeys (Examples/HummingbirdWebApp, run by

@@ -102,18 +102,19 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable, CustomStringCon
 
     /// Builds the request by value: PKCE S256, a fresh `state`, and a `nonce` when `openid`
     /// is among the scopes; with ``ClientConfiguration/requestObject``, the parameters go
-    /// in a signed `request` object.
+    /// in a signed `request` object, encrypted to `recipient` when the options say so.
     static func make(
         metadata: ServerMetadata,
         configuration: ClientConfiguration,
         options: AuthorizationOptions,
         now: Date,
-        implicit: ImplicitResponseType? = nil
+        implicit: ImplicitResponseType? = nil,
+        recipient: JSONWebKey? = nil
     ) throws(OAuth2Error) -> AuthorizationRequest {
         let draft = try AuthorizationDraft(metadata: metadata, configuration: configuration, options: options, implicit: implicit)
         var query = draft.parameters
         if let requestObject = configuration.requestObject {
-            let signed = try draft.signedRequestObject(requestObject, metadata: metadata, configuration: configuration, now: now)
+            let signed = try draft.requestObject(requestObject, metadata: metadata, configuration: configuration, now: now, recipient: recipient)
             // RFC 9101 §5: client_id and request; OpenID Connect Core §6.1 also wants
             // response_type and scope outside, and RFC 9101 servers ignore them there.
             query = [("client_id", configuration.clientID), ("request", signed), ("response_type", draft.responseType)]

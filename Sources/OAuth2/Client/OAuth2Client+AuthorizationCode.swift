@@ -15,11 +15,32 @@ extension OAuth2Client {
     package func authorizationRequest(_ options: AuthorizationOptions = AuthorizationOptions()) throws
         -> AuthorizationRequest
     {
+        try authorizationRequest(options, recipient: try cachedRecipientOrRefusal())
+    }
+
+    /// The request by value, its request object (if any) encrypted to `recipient`.
+    func authorizationRequest(_ options: AuthorizationOptions, recipient: JSONWebKey?) throws(OAuth2Error) -> AuthorizationRequest {
         if pushesAuthorizationRequests {
             throw OAuth2Error.client(
                 .invalidConfiguration, "Authorization requests to this server are pushed (RFC 9126): use startAuthorization(_:).")
         }
-        return try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now())
+        return try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now(), recipient: recipient)
+    }
+
+    /// The server key an encrypted request object goes to, from the cache; for a synchronous
+    /// builder, which cannot fetch the JWK set.
+    ///
+    /// - Throws: ``OAuth2Error/Code/invalidConfiguration`` when request objects are encrypted
+    ///   and the key set is not cached yet.
+    func cachedRecipientOrRefusal() throws(OAuth2Error) -> JSONWebKey? {
+        guard let encryption = configuration.requestObject?.encryption else { return nil }
+        try encryption.check(against: metadata)
+        guard let recipient = cachedRequestObjectRecipient() else {
+            throw .client(
+                .invalidConfiguration,
+                "An encrypted request object needs the server's JWK set, not fetched yet: use startAuthorization(_:), which fetches it.")
+        }
+        return recipient
     }
 
     /// Checks a callback (state, `iss`, errors; for a JWT-secured response, the JWT first:

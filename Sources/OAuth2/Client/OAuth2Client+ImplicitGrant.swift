@@ -26,7 +26,9 @@ extension OAuth2Client {
         if pushesAuthorizationRequests {
             throw OAuth2Error.client(.invalidConfiguration, "This server takes pushed authorization requests (RFC 9126): use the authorization code flow.")
         }
-        return try AuthorizationRequest.make(metadata: metadata, configuration: configuration, options: options, now: now(), implicit: responseType)
+        return try AuthorizationRequest.make(
+            metadata: metadata, configuration: configuration, options: options, now: now(), implicit: responseType,
+            recipient: try cachedRecipientOrRefusal())
     }
 
     /// Checks an implicit grant's callback and returns its tokens: everything

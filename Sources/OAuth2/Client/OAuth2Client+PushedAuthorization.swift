@@ -17,20 +17,23 @@ extension OAuth2Client {
     ///
     /// PKCE (S256) and `state` are always on; a `nonce` is added when `openid` is among the
     /// scopes; `dpop_jkt` with ``ClientConfiguration/dpop``; the parameters go in a signed
-    /// request object with ``ClientConfiguration/requestObject``. When
+    /// request object with ``ClientConfiguration/requestObject``, encrypted to the server
+    /// (its JWK set, fetched when not cached) with ``RequestObjectOptions/encryption``. When
     /// ``pushesAuthorizationRequests`` (the server requires it, or
     /// ``ClientConfiguration/usePushedAuthorizationRequests``), the parameters are pushed to
     /// the PAR endpoint (RFC 9126) first, authenticated as at the token endpoint and with a
     /// DPoP proof when configured, and the URL carries only `client_id` and `request_uri`.
     ///
     /// - Throws: ``OAuth2Error/Code/missingEndpoint``; ``OAuth2Error/Code/insecureEndpoint``;
+    ///   ``OAuth2Error/Code/invalidConfiguration`` for a request object the client cannot
+    ///   sign, or encrypt (a pair the server does not offer, no server key that fits);
     ///   for a pushed request, the server's error typed as at the token endpoint
     ///   (`invalid_request`, `invalid_client` — also for an empty 401 or 403 —,
     ///   `invalid_request_object`…), ``OAuth2Error/Code/invalidResponse`` for an answer
     ///   without a usable `request_uri`, and transport errors.
     public func startAuthorization(_ options: AuthorizationOptions = AuthorizationOptions()) async throws -> AuthorizationRequest {
         if pushesAuthorizationRequests { return try await pushAuthorizationRequest(options) }
-        return try authorizationRequest(options)
+        return try authorizationRequest(options, recipient: try await requestObjectRecipient())
     }
 
     /// Pushes the authorization parameters to the PAR endpoint (RFC 9126), authenticated as
@@ -52,7 +55,8 @@ extension OAuth2Client {
         let sentAt = now()
         var parameters = draft.parameters
         if let requestObject = configuration.requestObject {
-            let signed = try draft.signedRequestObject(requestObject, metadata: metadata, configuration: configuration, now: sentAt)
+            let recipient = try await requestObjectRecipient()
+            let signed = try draft.requestObject(requestObject, metadata: metadata, configuration: configuration, now: sentAt, recipient: recipient)
             parameters = [("client_id", configuration.clientID), ("request", signed)]
         }
         let (requestURI, lifetime) = try await post(

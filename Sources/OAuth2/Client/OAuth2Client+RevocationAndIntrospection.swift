@@ -29,11 +29,14 @@ extension OAuth2Client {
     /// (RFC 9701, `Accept: application/token-introspection+jwt`): its media type, `typ`,
     /// signature (the server's JWK set, fetched again once for an unknown `kid`), `iss`,
     /// `aud` (this client, unless the options name other audiences) and `iat` are checked,
-    /// and its `token_introspection` claim is read.
+    /// and its `token_introspection` claim is read. An answer signed, then encrypted to the
+    /// client (RFC 9701 §5) is decrypted first with ``ClientConfiguration/encryption``; with
+    /// ``EncryptionOptions/requiresEncryptedIntrospection`` a plain one is refused.
     ///
     /// - Throws: the server's error; ``OAuth2Error/Code/invalidResponse`` for a JSON answer
     ///   without `active`; ``OAuth2Error/Code/invalidIntrospectionResponse`` for a JWT answer
-    ///   that fails a check; ``OAuth2Error/Code/missingEndpoint``; transport errors.
+    ///   that fails a check (an encrypted one the client cannot or may not decrypt, a plain
+    ///   one when encryption is required), the `JOSEError` as its underlying error; ``OAuth2Error/Code/missingEndpoint``; transport errors.
     public func introspect(_ token: String, hint: TokenTypeHint? = nil, format: IntrospectionFormat = .json) async throws -> IntrospectionResponse {
         let url = try endpoint(endpoint("introspection_endpoint"), "introspection endpoint")
         var parameters = [("token", token)]
@@ -59,7 +62,7 @@ extension OAuth2Client {
             guard let validator, response.status.kind == .successful else {
                 return .json(try IntrospectionResponse.parse(response: response, body: body, receivedAt: now()))
             }
-            return .jwt(try validator.jws(of: response, body: body))
+            return .jwt(try decryptedIntrospectionAnswer(try validator.compact(of: response, body: body)))
         }
         switch answer {
         case .json(let response): return response
@@ -73,6 +76,23 @@ extension OAuth2Client {
             if let failure { throw IntrospectionJWTValidator.refused(failure) }
             return try validator.validateClaims(of: jws, now: current)
         }
+    }
+
+    /// The signed JWT of an introspection answer: `compact` itself, or decrypted when it is
+    /// a JWE (RFC 9701 §5). With ``EncryptionOptions/requiresEncryptedIntrospection``, a
+    /// plain answer is refused.
+    private func decryptedIntrospectionAnswer(_ compact: String) throws(OAuth2Error) -> JWS {
+        let signed: String
+        do throws(JOSEError) {
+            let (text, wasEncrypted) = try decryptedIfEncrypted(compact, policy: \.introspection, what: "introspection answer")
+            if !wasEncrypted, configuration.encryption?.requiresEncryptedIntrospection == true {
+                throw JOSEError(.algorithmNotAllowed, "The introspection answer is not encrypted, but this client requires encrypted introspection answers.")
+            }
+            signed = text
+        } catch {
+            throw IntrospectionJWTValidator.refused(error)
+        }
+        return try IntrospectionJWTValidator.parse(signed)
     }
 
     /// The cached JWK set when `jws` needs one (an allowed asymmetric algorithm).

@@ -97,17 +97,29 @@ public struct ClientAssertionOptions: Sendable, Hashable {
 }
 
 /// Signed request objects (JAR, RFC 9101): the authorization parameters sent as one signed
-/// JWT, by value (`request`) or through a pushed authorization request.
+/// JWT, by value (`request`) or through a pushed authorization request; signed, then
+/// encrypted to the server with ``encryption``.
 public struct RequestObjectOptions: Sendable {
     /// The key that signs the object: `nil` uses the configuration's
     /// ``ClientConfiguration/privateKey``, else HMAC (HS256) with the client secret.
     public var signingKey: JWSSigningKey?
     /// How long the object is valid: 5 minutes by default.
     public var lifetime: TimeInterval
+    /// Encrypt the signed object to the server (RFC 9101 §6.1): the registered
+    /// `request_object_encryption_alg` and `_enc`. `nil` (the default) sends it signed only.
+    public var encryption: RequestObjectEncryption?
 
     /// Creates options.
-    public init(signingKey: JWSSigningKey? = nil, lifetime: TimeInterval = 300) {
+    ///
+    /// - Parameters:
+    ///   - signingKey: the key that signs the object; `nil` uses the private key, else the
+    ///     client secret.
+    ///   - lifetime: how long the object is valid, in seconds (300 by default).
+    ///   - encryption: how the signed object is encrypted to the server; `nil` (the default)
+    ///     sends it signed only.
+    public init(signingKey: JWSSigningKey? = nil, lifetime: TimeInterval = 300, encryption: RequestObjectEncryption? = nil) {
         self.signingKey = signingKey
         self.lifetime = lifetime
+        self.encryption = encryption
     }
 }

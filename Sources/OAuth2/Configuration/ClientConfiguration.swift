@@ -48,8 +48,9 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// requests whatever this says.
     public var usePushedAuthorizationRequests = false
     /// Send the authorization parameters as a signed request object (JAR, RFC 9101): by
-    /// value, or inside the pushed request when requests are pushed. `nil` (the default)
-    /// sends them as plain parameters.
+    /// value, or inside the pushed request when requests are pushed; signed, then encrypted
+    /// to the server with ``RequestObjectOptions/encryption``. `nil` (the default) sends
+    /// them as plain parameters.
     public var requestObject: RequestObjectOptions? = nil
     /// Allow the legacy implicit grant (`response_type=token` and `id_token token`), for
     /// servers that offer nothing better. Off by default: RFC 9700 §2.1.2 advises against
@@ -57,8 +58,8 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
     /// referrers) and cannot be sender-constrained or refreshed. See
     /// ``OAuth2Client/implicitAuthorizationRequest(_:options:)``.
     public var allowsImplicitGrant = false
-    /// Encrypted ID tokens and UserInfo answers (JWE): the client's decryption keys and the
-    /// algorithms it accepts. `nil` (the default) refuses encrypted answers.
+    /// Encrypted ID tokens, UserInfo and JWT introspection answers (JWE): the client's
+    /// decryption keys and the algorithms it accepts. `nil` (the default) refuses encrypted answers.
     public var encryption: EncryptionOptions? = nil
     /// JWT-secured authorization responses (JARM): when set, every authorization code
     /// request asks for its response mode, and the callback must carry a signed (and
@@ -161,7 +162,7 @@ public struct ClientConfiguration: Sendable, CustomStringConvertible {
         if let privateKey { parts.append("privateKey: \(privateKey.algorithm) \(Redactor.placeholder)") }
         if let dpop { parts.append("dpop: \(dpop.key.algorithm)") }
         if usePushedAuthorizationRequests { parts.append("pushedAuthorizationRequests: true") }
-        if requestObject != nil { parts.append("requestObject: signed") }
+        if let requestObject { parts.append(requestObject.encryption == nil ? "requestObject: signed" : "requestObject: signed, encrypted") }
         if allowsImplicitGrant { parts.append("implicitGrant: allowed") }
         if let encryption { parts.append("encryption: \(encryption.decryptionKeys.count) key(s) \(Redactor.placeholder)") }
         if let jarm { parts.append("jarm: \(jarm.responseMode) \(jarm.signingAlgorithm)") }

@@ -155,6 +155,12 @@ public struct ServerMetadata: Sendable, Hashable, Codable {
     /// `introspection_signing_alg_values_supported` (RFC 9701 §6): the algorithms the server
     /// signs JWT introspection answers with.
     public var introspectionSigningAlgValuesSupported: [String]? { strings("introspection_signing_alg_values_supported") }
+    /// `introspection_encryption_alg_values_supported` (RFC 9701 §6): the key management
+    /// algorithms the server can encrypt JWT introspection answers with.
+    public var introspectionEncryptionAlgValuesSupported: [String]? { strings("introspection_encryption_alg_values_supported") }
+    /// `introspection_encryption_enc_values_supported` (RFC 9701 §6): the content encryptions
+    /// the server can encrypt JWT introspection answers with.
+    public var introspectionEncryptionEncValuesSupported: [String]? { strings("introspection_encryption_enc_values_supported") }
     /// `code_challenge_methods_supported`
     public var codeChallengeMethodsSupported: [String]? { strings("code_challenge_methods_supported") }
     /// `signed_metadata` (a JWT; not verified by this type)

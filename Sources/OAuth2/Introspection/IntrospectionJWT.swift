@@ -7,7 +7,10 @@ public enum IntrospectionFormat: Sendable, Hashable {
     case json
     /// A signed JWT (RFC 9701): `Accept: application/token-introspection+jwt`; the answer's
     /// signature (the server's JWK set), `iss`, `aud` and `iat` are checked before its
-    /// `token_introspection` claim is read. See ``IntrospectionJWTValidator``.
+    /// `token_introspection` claim is read. See ``IntrospectionJWTValidator``. An answer
+    /// signed, then encrypted to the client (RFC 9701 §5) is decrypted first with
+    /// ``ClientConfiguration/encryption``'s keys and ``EncryptionOptions/introspection``'s
+    /// algorithms.
     case jwt(IntrospectionJWTValidator.Options = .init())
 }
 
@@ -76,13 +79,24 @@ public struct IntrospectionJWTValidator: Sendable {
     /// - Throws: ``OAuth2Error/Code/invalidIntrospectionResponse`` for another media type
     ///   or a malformed JWT.
     public func jws(of response: HTTPResponse, body: Data) throws(OAuth2Error) -> JWS {
+        try Self.parse(try compact(of: response, body: body))
+    }
+
+    /// Checks the answer's media type and returns its body as text: a compact JWS, or a
+    /// compact JWE (signed, then encrypted) for a client that registered encryption.
+    func compact(of response: HTTPResponse, body: Data) throws(OAuth2Error) -> String {
         let contentType = response.headerFields[.contentType]?.split(separator: ";").first?
             .trimmingCharacters(in: .whitespaces).lowercased()
         guard contentType == Self.contentType else {
             throw .client(.invalidIntrospectionResponse, "The introspection answer is not a JWT (\(Self.contentType)) but \(Redactor.sanitizeServerText(contentType ?? "untyped", limit: 60)).")
         }
+        return String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Parses a compact JWS.
+    static func parse(_ compact: String) throws(OAuth2Error) -> JWS {
         do {
-            return try JWS(compact: String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            return try JWS(compact: compact)
         } catch {
             throw OAuth2Error(.invalidIntrospectionResponse, source: .client, message: "The introspection answer is not a JWT: \(error.message)", underlyingError: error)
         }

@@ -197,6 +197,15 @@ struct Journey {
             // fails here, loudly, until it has a journey (JARMSignInTests has the embedded
             // provider's).
             Issue.record("no journey for JARM at \(server) yet")
+        case .encryptedRequestObjects, .encryptedIntrospection:
+            // A client registered for the run and, for request objects, an instance with
+            // encryption keys of its own: only Glewlwyd's admin side is scripted.
+            try #require(server == .glewlwyd, "the suite knows no set-up for \(feature) at \(server.rawValue)")
+            if feature == .encryptedRequestObjects {
+                try await EncryptedAnswersAgainstGlewlwydTests.RequestObjects.signIn(algorithm: .rsaOAEP256, encryption: .a256GCM, pushed: true)
+            } else {
+                try await EncryptedAnswersAgainstGlewlwydTests.encryptedIntrospection(algorithm: .rsaOAEP256, encryption: .a256GCM, keyType: "RSA")
+            }
         case .encryptedIDTokens:
             // A client with this run's encryption key needs the server's admin side: only
             // Glewlwyd's is scripted. Another server advertising encryption fails here, loudly.
@@ -205,7 +214,8 @@ struct Journey {
                 return
             }
             let key = try JWEDecryptionKey.generate(.rsaOAEP256, keyID: "enc-compatibility")
-            let registered = try await EncryptedAnswersAgainstGlewlwydTests.register(key: key, algorithm: .rsaOAEP256, encryption: .a128CBCHS256)
+            let registered = EncryptedAnswersAgainstGlewlwydTests.RegisteredClient()
+            try await registered.register(key: key, algorithm: .rsaOAEP256, encryption: .a128CBCHS256)
             do {
                 var configuration = ClientConfiguration(
                     clientID: registered.id, clientSecret: registered.secret, redirectURI: Server.redirectURI, scopes: ["openid", "read"])
@@ -262,7 +272,7 @@ struct Journey {
             let (client, tokens) = try await confidentialTokens()
             await #expect(throws: OAuth2Error.self) { _ = try await client.introspect(tokens.accessToken, hint: .accessToken, format: .jwt()) }
         case .discovery, .signIn, .refresh, .dpop, .jwtClientAuthentication, .encryptedIDTokens, .richAuthorization,
-            .mtlsClientAuthentication, .certificateBoundTokens, .jarm:
+            .mtlsClientAuthentication, .certificateBoundTokens, .jarm, .encryptedRequestObjects, .encryptedIntrospection:
             // Nothing of the client's to refuse: the evidence (metadata) is the record.
             break
         }

@@ -26,6 +26,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
     case mtlsClientAuthentication = "mtls-client-auth"
     case certificateBoundTokens = "certificate-bound-tokens"
     case jarm
+    case encryptedRequestObjects = "encrypted-request-objects"
+    case encryptedIntrospection = "encrypted-introspection"
 
     var description: String { rawValue }
 
@@ -54,6 +56,8 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
         case .mtlsClientAuthentication: "mTLS client authentication"
         case .certificateBoundTokens: "Certificate-bound tokens"
         case .jarm: "JARM"
+        case .encryptedRequestObjects: "Encrypted request objects"
+        case .encryptedIntrospection: "Encrypted introspection answers"
         }
     }
 
@@ -118,6 +122,15 @@ enum Feature: String, Sendable, CaseIterable, CustomStringConvertible {
             return metadata.idTokenEncryptionAlgValuesSupported?.isEmpty == false
                 ? .offered("id_token_encryption_alg_values_supported in its metadata")
                 : .notOffered("no id_token_encryption_alg_values_supported in its metadata")
+        case .encryptedRequestObjects:
+            return metadata.requestObjectEncryptionAlgValuesSupported?.isEmpty == false
+                ? .offered("request_object_encryption_alg_values_supported in its metadata")
+                : .notOffered("no request_object_encryption_alg_values_supported in its metadata")
+        case .encryptedIntrospection:
+            guard metadata.introspectionEndpoint != nil else { return .notOffered("no introspection_endpoint in its metadata") }
+            return metadata.introspectionEncryptionAlgValuesSupported?.isEmpty == false
+                ? .offered("introspection_encryption_alg_values_supported in its metadata")
+                : .notOffered("no introspection_encryption_alg_values_supported in its metadata")
         }
     }
 }
