@@ -24,13 +24,16 @@ import PostgresNIO
 /// never opens, and goes. Version 7 adds `oauth2_downstream_tokens(key_hash, session_hash,
 /// key_id, sealed, expires_at, updated_at)`, the tokens a service got for other audiences
 /// (``PostgresDownstreamTokenStore``), sealed like the sessions' rows and bound to their key.
+/// Version 8 adds `oauth2_dpop_nonces(origin, nonce, expires_at, updated_at)`, the latest
+/// DPoP nonce of each server the fleet talks to (``PostgresDPoPNonceStore``; a nonce is no
+/// secret: not sealed).
 ///
 /// Migrations run in one transaction under an advisory lock of the schema, so replicas
 /// that start together migrate once; the applied versions are rows of
 /// `oauth2_schema_migrations`.
 enum StoreSchema {
     /// The newest schema version this library knows.
-    static let currentVersion = 7
+    static let currentVersion = 8
 
     struct Migration: Sendable {
         let version: Int
@@ -147,6 +150,18 @@ enum StoreSchema {
                 "CREATE INDEX oauth2_downstream_tokens_session ON \(schema).oauth2_downstream_tokens (session_hash)",
                 "CREATE INDEX oauth2_downstream_tokens_key_id ON \(schema).oauth2_downstream_tokens (key_id)",
                 "CREATE INDEX oauth2_downstream_tokens_expires_at ON \(schema).oauth2_downstream_tokens (expires_at)",
+            ]
+        },
+        Migration(version: 8, description: "DPoP nonces") { schema in
+            [
+                """
+                CREATE TABLE \(schema).oauth2_dpop_nonces (
+                    origin text PRIMARY KEY,
+                    nonce text NOT NULL,
+                    expires_at timestamptz NOT NULL,
+                    updated_at timestamptz NOT NULL)
+                """,
+                "CREATE INDEX oauth2_dpop_nonces_expires_at ON \(schema).oauth2_dpop_nonces (expires_at)",
             ]
         },
     ]

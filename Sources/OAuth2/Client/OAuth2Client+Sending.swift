@@ -57,7 +57,7 @@ extension OAuth2Client {
         while true {
             let (request, body) = try await make(nonce)
             let (response, responseBody) = try await pipeline.send(request, body: body, kind: kind)
-            // (The cache is an actor: no hop to it for the usual response without a nonce.)
+            // (No call to the nonce store for the usual response without a nonce.)
             let fresh = response.headerFields[.dpopNonce] == nil ? nil : await dpopNonces.remember(from: response, for: url)
             guard dpop, !retried, let fresh, fresh != nonce, Self.asksForDPoPNonce(response, body: responseBody) else {
                 return (request, body, response, responseBody)

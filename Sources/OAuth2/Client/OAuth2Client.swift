@@ -62,7 +62,7 @@ public struct OAuth2Client: Sendable {
         func with(_ configuration: ClientConfiguration) -> Storage {
             Storage(
                 metadata: metadata, configuration: configuration, pipeline: pipeline.configured(by: configuration), now: now,
-                keySet: keySet, dpopNonces: dpopNonces)
+                keySet: keySet, dpopNonces: configuration.dpop?.nonceStore.map { DPoPNonceCache(store: $0) } ?? dpopNonces)
         }
     }
 
@@ -85,7 +85,8 @@ public struct OAuth2Client: Sendable {
     /// the allowed algorithms (configured, else advertised, else RS256), the client secret
     /// as the HMAC key when HMAC is configured. Built once per metadata and configuration.
     public var idTokenValidator: IDTokenValidator { storage.idTokenValidator }
-    /// The latest DPoP nonce of each server this client talked to, shared by its copies.
+    /// The latest DPoP nonce of each server this client talked to, shared by its copies (and,
+    /// through ``DPoPOptions/nonceStore``, by a fleet's replicas).
     package var dpopNonces: DPoPNonceCache { storage.dpopNonces }
 
     /// Whether `other` is this client or an unchanged copy of it (one storage).
@@ -127,7 +128,8 @@ public struct OAuth2Client: Sendable {
             }
         }
         storage = Storage(
-            metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet, dpopNonces: DPoPNonceCache())
+            metadata: metadata, configuration: configuration, pipeline: pipeline, now: now, keySet: keySet,
+            dpopNonces: DPoPNonceCache(store: configuration.dpop?.nonceStore ?? MemoryDPoPNonceStore()))
     }
 
     /// Refuses a transport that cannot do what `configuration` needs: a client certificate

@@ -1,60 +1,59 @@
 import Foundation
 import HTTPTypes
 
-/// The latest DPoP nonce (RFC 9449 §8, §9) each server gave, by origin: shared by the copies
-/// of an ``OAuth2Client`` (and the ``TokenSession``s using them), so that a nonce learnt by one
-/// request goes into the next proof for the same server.
+/// The latest DPoP nonce (RFC 9449 §8, §9) each server gave, by origin, in the client's
+/// ``DPoPNonceStore``: shared by the copies of an ``OAuth2Client`` (and the ``TokenSession``s
+/// using them) — and by a fleet's replicas, with a shared store — so that a nonce learnt by
+/// one request goes into the next proof for the same server.
 ///
 /// A nonce is remembered from any response that carries a `DPoP-Nonce` header — an error
-/// asking for it (`use_dpop_nonce`) or a success announcing the next one.
-package actor DPoPNonceCache {
-    private var nonces: [String: String] = [:]
-    private var order: [String] = []
+/// asking for it (`use_dpop_nonce`) or a success announcing the next one. What reaches the
+/// store is checked first: an invalid nonce is ignored.
+package struct DPoPNonceCache: Sendable {
+    /// Where the nonces are kept.
+    package let store: any DPoPNonceStore
 
-    /// The most servers remembered; the oldest is forgotten first.
-    public static let capacity = 64
     /// The longest nonce accepted.
-    public static let maximumLength = 1024
+    package static let maximumLength = 1024
 
-    /// Creates an empty cache.
-    public init() {}
+    /// A cache over `store` (by default, one of its own in memory).
+    package init(store: any DPoPNonceStore = MemoryDPoPNonceStore()) {
+        self.store = store
+    }
 
     /// The latest nonce of the server at `url`'s origin, if it gave one.
-    public func nonce(for url: URL) -> String? {
-        nonces[Self.origin(of: url)]
+    package func nonce(for url: URL) async -> String? {
+        let nonce = await store.nonce(forOrigin: Self.origin(of: url))
+        return nonce.flatMap { Self.isValid($0) ? $0 : nil }
     }
 
     /// Remembers `nonce` for the server at `url`'s origin. A value that is not a valid
     /// nonce (RFC 9449 §8.1: 1 to 1024 printable ASCII characters, without `"` and `\`) is
     /// ignored.
-    public func remember(_ nonce: String, for url: URL) {
+    package func remember(_ nonce: String, for url: URL) async {
         guard Self.isValid(nonce) else { return }
-        let origin = Self.origin(of: url)
-        if nonces.updateValue(nonce, forKey: origin) == nil {
-            order.append(origin)
-            if order.count > Self.capacity { nonces[order.removeFirst()] = nil }
-        }
+        await store.remember(nonce, forOrigin: Self.origin(of: url))
     }
 
     /// Remembers the `DPoP-Nonce` of `response` to a request for `url`, and returns it.
     @discardableResult
-    func remember(from response: HTTPResponse, for url: URL) -> String? {
+    func remember(from response: HTTPResponse, for url: URL) async -> String? {
         guard let nonce = response.headerFields[.dpopNonce]?.trimmingCharacters(in: .whitespaces), Self.isValid(nonce) else {
             return nil
         }
-        remember(nonce, for: url)
+        await remember(nonce, for: url)
         return nonce
     }
 
     /// `scheme://host:port`, in lower case with the default port made explicit.
-    static func origin(of url: URL) -> String {
+    package static func origin(of url: URL) -> String {
         let scheme = url.scheme?.lowercased() ?? ""
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
         return "\(scheme)://\((url.host ?? "").lowercased()):\(port)"
     }
 
     /// NQCHAR = %x21 / %x23-5B / %x5D-7E (RFC 6749 Appendix A).
-    static func isValid(_ nonce: String) -> Bool {
+    package static func isValid(_ nonce: String) -> Bool {
         guard !nonce.isEmpty, nonce.utf8.count <= maximumLength else { return false }
         return nonce.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
     }
@@ -71,11 +70,25 @@ public struct DPoPOptions: Sendable {
     /// Send `dpop_jkt` (the key's thumbprint) with authorization requests, binding the
     /// authorization code to the key (RFC 9449 §10). On by default.
     public var bindsAuthorizationCode: Bool
+    /// Where the client keeps the servers' DPoP nonces: `nil` (the default) for a
+    /// ``MemoryDPoPNonceStore`` of the client's own; a store shared by a fleet's replicas
+    /// (`PostgresDPoPNonceStore`, OAuth2Postgres) so that a nonce one replica learnt spares the
+    /// others their refused first request.
+    public var nonceStore: (any DPoPNonceStore)?
 
     /// Creates options for `key`.
-    public init(key: DPoPKey, allowsBearerTokens: Bool = false, bindsAuthorizationCode: Bool = true) {
+    ///
+    /// - Parameters:
+    ///   - key: the key every proof is signed with.
+    ///   - allowsBearerTokens: accept a `Bearer` token in answer to a request with a proof.
+    ///   - bindsAuthorizationCode: send `dpop_jkt` with authorization requests.
+    ///   - nonceStore: where the servers' nonces are kept; `nil` for the client's own memory.
+    public init(
+        key: DPoPKey, allowsBearerTokens: Bool = false, bindsAuthorizationCode: Bool = true, nonceStore: (any DPoPNonceStore)? = nil
+    ) {
         self.key = key
         self.allowsBearerTokens = allowsBearerTokens
         self.bindsAuthorizationCode = bindsAuthorizationCode
+        self.nonceStore = nonceStore
     }
 }

@@ -66,6 +66,42 @@ import Testing
         #expect(try proof(transport.sent[3]).claims["nonce"] == "server-nonce-1")
     }
 
+    @Test func clientsSharingANonceStoreShareWhatOneLearnt() async throws {
+        let transport = StubTransport { request, _ in
+            let proof = try DecodedProof(request.headerFields[HTTPField.Name("DPoP")!]!)
+            if proof.claims["nonce"] == "server-nonce-1" { return response(200, Self.dpopToken) }
+            return response(400, #"{"error":"use_dpop_nonce"}"#, headers: [HTTPField.Name("DPoP-Nonce")!: "server-nonce-1"])
+        }
+        // Two replicas: two clients of their own, one key, one store.
+        let shared = MemoryDPoPNonceStore()
+        let key = try DPoPKey.generate()
+        var configuration = Fixtures.configuration()
+        configuration.dpop = DPoPOptions(key: key, nonceStore: shared)
+        let first = try Fixtures.client(transport, configuration: configuration)
+        let second = try Fixtures.client(transport, configuration: configuration)
+        _ = try await first.clientCredentials()
+        #expect(transport.sent.count == 2, "the first replica is refused once")
+        #expect(await shared.nonce(forOrigin: "https://as.example.com:443") == "server-nonce-1")
+        _ = try await second.clientCredentials()
+        #expect(transport.sent.count == 3, "the second replica's first request carries the nonce")
+        #expect(try proof(transport.sent[2]).claims["nonce"] == "server-nonce-1")
+        // A client of its own store learns on its own.
+        configuration.dpop = DPoPOptions(key: key)
+        let alone = try Fixtures.client(transport, configuration: configuration)
+        _ = try await alone.clientCredentials()
+        #expect(transport.sent.count == 5)
+    }
+
+    @Test func anInvalidNonceInAStoreIsNotSent() async throws {
+        let transport = StubTransport(status: 200, json: Self.dpopToken)
+        let shared = MemoryDPoPNonceStore()
+        await shared.remember("bad nonce", forOrigin: "https://as.example.com:443")
+        var configuration = Fixtures.configuration()
+        configuration.dpop = DPoPOptions(key: try DPoPKey.generate(), nonceStore: shared)
+        _ = try await Fixtures.client(transport, configuration: configuration).clientCredentials()
+        #expect(try proof(transport.sent[0]).claims["nonce"] == nil)
+    }
+
     @Test func aNonceFromASuccessfulAnswerIsUsedNext() async throws {
         let transport = StubTransport { _, _ in response(200, Self.dpopToken, headers: [HTTPField.Name("DPoP-Nonce")!: "next-nonce"]) }
         let (client, _) = try dpopClient(transport)

@@ -179,11 +179,24 @@ struct DecodedProof {
     }
 
     @Test func theOldestServerIsForgottenBeyondCapacity() async {
-        let cache = DPoPNonceCache()
-        for index in 0...DPoPNonceCache.capacity {
+        let store = MemoryDPoPNonceStore()
+        #expect(store.capacity == 64)
+        let cache = DPoPNonceCache(store: store)
+        for index in 0...store.capacity {
             await cache.remember("n\(index)", for: URL(string: "https://s\(index).example.com")!)
         }
         #expect(await cache.nonce(for: URL(string: "https://s0.example.com")!) == nil)
         #expect(await cache.nonce(for: URL(string: "https://s1.example.com")!) == "n1")
+    }
+
+    @Test func theStoreIsKeyedByOrigin() async {
+        let store = MemoryDPoPNonceStore(capacity: 0)
+        #expect(store.capacity == 1)
+        let cache = DPoPNonceCache(store: store)
+        await cache.remember("n-1", for: URL(string: "HTTPS://AS.example.com/token")!)
+        #expect(await store.nonce(forOrigin: "https://as.example.com:443") == "n-1")
+        await cache.remember("n-2", for: URL(string: "http://127.0.0.1:8080/api")!)
+        #expect(await store.nonce(forOrigin: "http://127.0.0.1:8080") == "n-2")
+        #expect(await store.nonce(forOrigin: "https://as.example.com:443") == nil, "one server at most")
     }
 }
