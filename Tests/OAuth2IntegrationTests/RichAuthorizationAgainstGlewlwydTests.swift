@@ -43,7 +43,15 @@ import Testing
     /// Signs alice in, grants the client its scopes and consents to the type, then follows
     /// the authorization request to its callback and redeems the code.
     static func signIn(_ client: OAuth2Client, _ options: AuthorizationOptions) async throws -> TokenSet {
-        let request = try await client.startAuthorization(options)
+        let request: AuthorizationRequest
+        do {
+            request = try await client.startAuthorization(options)
+        } catch let error as OAuth2Error where error.statusCode == 500 && client.configuration.usePushedAuthorizationRequests {
+            // Glewlwyd 2.7.5 keeps pushed requests in SQLite: a write that meets another
+            // test's answers 500 (its log: "serialize_pushed_request_uri … Error executing
+            // j_query"). One more push; a second 500 fails the test.
+            request = try await client.startAuthorization(options)
+        }
         let browser = Browser()
         let clientID = client.configuration.clientID
         try await Server.glewlwyd.logIn(clientID: clientID, scopes: request.scopes, browser: browser)
@@ -109,7 +117,7 @@ import Testing
         let client = try await Server.glewlwyd.client(configuration, issuer: Self.issuer, interceptors: [counter])
         let details = [AuthorizationDetail(type: "payment_initiation", locations: ["https://bank.example.test/payments"], actions: ["status"])]
         let tokens = try await Self.signIn(client, AuthorizationOptions(authorizationDetails: details))
-        #expect(counter.count(.pushedAuthorization) == 1)
+        #expect((1...2).contains(counter.count(.pushedAuthorization)), "pushed (twice after Glewlwyd's SQLite 500)")
         #expect(tokens.authorizationDetails?.covers(details) == true)
     }
 

@@ -38,7 +38,7 @@ struct PostgresRegistrationTests {
                 """)
 
             try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring, cacheCapacity: 0) { (store) async throws in
-                #expect(try await store.migrate() == [5, 6, 7])
+                #expect(try await store.migrate() == [5, 6, 7, 8])
                 #expect(try await store.list() == [old.key], "not moved by the migration: SQL cannot open it")
                 #expect(try await store.loadRegistration(issuer: Self.issuer, clientID: "c-1") == registration)
                 #expect(try await store.list() == [], "moved on first load")

@@ -231,7 +231,7 @@ struct WebSessionKeyRotationTests {
                 """)
 
             try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { (store: PostgresTokenStore) async throws in
-                #expect(try await store.migrate() == [6, 7])
+                #expect(try await store.migrate() == [6, 7, 8])
                 #expect(try await store.keyUsage() == ["2026-11": 2])
                 let web = PostgresWebSessionStore(store: store)
                 #expect(try await web.session(record.idHash, idleLifetime: Web.idle, now: now) == record)

@@ -338,7 +338,7 @@ struct WebSessionStoreTests {
                 """)
 
             try await PostgresFixture.withStore(schema: schema, encryptionKeys: ring) { store in
-                #expect(try await store.migrate() == [4, 5, 6, 7])
+                #expect(try await store.migrate() == [4, 5, 6, 7, 8])
                 #expect(try await store.load(session.key) == session)
                 #expect(try await !PostgresReplayStore(store: store).insertIfAbsent("jti-1", expiresAt: now.addingTimeInterval(600), now: now))
                 let sessions = PostgresWebSessionStore(store: store)
@@ -349,7 +349,7 @@ struct WebSessionStoreTests {
             let versions = try await database.execute(
                 PostgresQuery(unsafeSQL: "SELECT version FROM \(schema).oauth2_schema_migrations ORDER BY 1")
             ).decode(Int32.self)
-            #expect(versions == [1, 2, 3, 4, 5, 6, 7])
+            #expect(versions == [1, 2, 3, 4, 5, 6, 7, 8])
             let indexes = try await database.execute(PostgresQuery(unsafeSQL: """
                 SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)' AND tablename LIKE 'oauth2_web_%' ORDER BY 1
                 """)).decode(String.self)
