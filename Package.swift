@@ -462,7 +462,7 @@ let package = Package(
         // back-channel logout, by OAuth2Web's endpoint on a loopback listener).
         .testTarget(
             name: "OAuth2TestingTests",
-            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2InteractiveSignIn", "OAuth2TestSupport", "OAuth2Web"],
+            dependencies: ["OAuth2Testing", "OAuth2", "OAuth2AsyncHTTPClient", "OAuth2InteractiveSignIn", "OAuth2TestSupport", "OAuth2Web", "OAuth2Internals"],
             swiftSettings: strictSettings
         ),
         // The `oauth2` tool's own logic (option parsing, profiles, how a profile configures
@@ -543,7 +543,7 @@ let package = Package(
         .testTarget(
             name: "OAuth2MCPTests",
             dependencies: [
-                "OAuth2", "OAuth2MCP", "OAuth2JOSE", "OAuth2Web", "OAuth2TestSupport",
+                "OAuth2", "OAuth2MCP", "OAuth2JOSE", "OAuth2Web", "OAuth2TestSupport", "OAuth2Internals",
                 // The SDK's own OAuth against the example's provider on HTTPS (a CA of the run's own).
                 "OAuth2AsyncHTTPClient",
                 .product(name: "HTTPTypes", package: "swift-http-types"),

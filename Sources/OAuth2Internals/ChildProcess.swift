@@ -179,5 +179,77 @@ package final class ChildProcess: Sendable {
             Thread { continuation.resume(returning: self.waitUntilExit()) }.start()
         }
     }
+
+    /// What a child that ran to its end wrote, and how it ended.
+    package struct Output: Sendable {
+        /// How the child ended.
+        package var termination: Termination
+        /// Everything it wrote to its standard output.
+        package var standardOutput: Data
+        /// Everything it wrote to its standard error (empty when it was joined to standard output).
+        package var standardError: Data
+
+        /// `true` when the child exited with status 0.
+        package var succeeded: Bool { termination == .exited(0) }
+        /// Standard output as UTF-8 text.
+        package var text: String { String(decoding: standardOutput, as: UTF8.self) }
+        /// Standard error as UTF-8 text.
+        package var errorText: String { String(decoding: standardError, as: UTF8.self) }
+    }
+
+    /// Runs `executable` to its end and collects what it writes: `input` (when given) goes
+    /// to its standard input, which is then closed. Everything blocking (the writes, the
+    /// reads, the wait) happens on threads of its own, never on the caller's executor: a
+    /// test that waits for a child must not hold a thread of the cooperative pool, which
+    /// other tests' servers need to answer.
+    ///
+    /// - Parameters:
+    ///   - joinStandardError: sends standard error to standard output (`2>&1`).
+    ///   - hangBound: the child is killed (SIGKILL) when it runs longer; a bound on a hang,
+    ///     never a speed requirement.
+    /// - Throws: ``SpawnError`` when the executable cannot be started.
+    package static func run(
+        _ executable: String, arguments: [String], environment: [String: String]? = nil, input: Data? = nil,
+        joinStandardError: Bool = false, hangBound: Duration = .seconds(300)
+    ) async throws -> Output {
+        let child = try spawn(
+            executable, arguments: arguments, environment: environment, standardInput: input == nil ? .null : .pipe,
+            standardOutput: .pipe, standardError: joinStandardError ? .output : .pipe)
+        let watchdog = Task {
+            try await Task.sleep(for: hangBound)
+            child.send(SIGKILL)
+        }
+        defer { watchdog.cancel() }
+        return await withCheckedContinuation { continuation in
+            Thread {
+                // The input is written, and standard error read, each on a thread of its own while
+                // this one reads standard output: a child blocked on one pipe never stalls the others.
+                let helpers = DispatchGroup()
+                let errors = Locked(Data())
+                if let input, let pipe = child.standardInput {
+                    helpers.enter()
+                    Thread {
+                        // A child that exits without reading closes the pipe: the write fails
+                        // (EPIPE; the runtime ignores SIGPIPE) and there is nothing to report.
+                        try? pipe.write(contentsOf: input)
+                        try? pipe.close()
+                        helpers.leave()
+                    }.start()
+                }
+                if let pipe = child.standardError {
+                    helpers.enter()
+                    Thread {
+                        let data = pipe.readDataToEndOfFile()
+                        errors.withLock { $0 = data }
+                        helpers.leave()
+                    }.start()
+                }
+                let output = child.standardOutput?.readDataToEndOfFile() ?? Data()
+                let termination = child.waitUntilExit()
+                helpers.wait()
+                continuation.resume(returning: Output(termination: termination, standardOutput: output, standardError: errors.withLock { $0 }))
+            }.start()
+        }
+    }
 }
 #endif

@@ -55,7 +55,15 @@ public final class TestProvider: Sendable {
     ///   error of binding the port.
     public static func start(configuration: Configuration = .demo) async throws -> TestProvider {
         try configuration.validate()
-        let firstKey = try configuration.signingKey.map(keyed) ?? newKey(configuration.signingAlgorithm)
+        let firstKey: JWSSigningKey
+        if let signingKey = configuration.signingKey {
+            firstKey = keyed(signingKey)
+        } else {
+            // Generating an RSA key takes seconds in a debug build: on a thread of its own, never
+            // one of the cooperative pool's, which the test's other tasks (servers among them) need.
+            let algorithm = configuration.signingAlgorithm
+            firstKey = try await BlockingIO.run { try newKey(algorithm) }
+        }
         // The handler needs the core, the core needs the issuer, the issuer needs the port.
         let box = Locked<ProviderCore?>(nil)
         let tls = try configuration.tls?.serverContext()

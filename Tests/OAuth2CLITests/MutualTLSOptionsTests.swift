@@ -50,7 +50,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-cli-mtls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pair = try makeClientCertificate(named: "worker", in: directory)
+        let pair = try await makeClientCertificate(named: "worker", in: directory)
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("profiles"), withIntermediateDirectories: true)
         func write(_ name: String, options: [String: String]) throws {
             let profile: [String: Any] = [

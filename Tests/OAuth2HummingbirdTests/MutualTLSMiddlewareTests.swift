@@ -64,7 +64,7 @@ struct MutualTLSMiddlewareTests {
 
     @Test("A token bound to the connection's certificate is accepted; another certificate or none is refused")
     func boundTokens() async throws {
-        let material = try MutualTLSAPIConformance.Material()
+        let material = try await MutualTLSAPIConformance.Material()
         defer { material.remove() }
         try await Self.withAPI(MutualTLSAPIConformance.resourceServer(clientCertificates: .connection), trusted: material.trustedCertificatesPath) { base in
             let failures = try await MutualTLSAPIConformance.run(material) { token, certificate in

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2Internals
 import OAuth2TestSupport
 import Testing
 
@@ -40,21 +41,27 @@ extension Integration {
 
         /// The Python server, started on a free port for one test.
         final class RunningServer: Sendable {
-            let process: Process
+            let process: ChildProcess
             let url: URL
 
-            init(process: Process, url: URL) {
+            init(process: ChildProcess, url: URL) {
                 self.process = process
                 self.url = url
             }
 
             /// Stops the server: SIGTERM, then (a hang bound of 10 s) SIGKILL; it keeps nothing.
+            /// The wait is on a thread of its own, never the cooperative pool's.
             func stop() {
-                guard process.isRunning else { return }
-                process.terminate()
-                for _ in 0..<100 where process.isRunning { usleep(100_000) }
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                process.waitUntilExit()
+                let process = process
+                process.send(SIGTERM)
+                Task {
+                    let killer = Task {
+                        try await Task.sleep(for: .seconds(10))
+                        process.send(SIGKILL)
+                    }
+                    _ = await process.termination()
+                    killer.cancel()
+                }
             }
         }
 
@@ -68,33 +75,35 @@ extension Integration {
                 .appendingPathComponent("MCPPython/resource_server.py")
             let issuer = Self.issuer.absoluteString
             let introspection = Self.introspectionClient
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = [script.path]
             var environment = ProcessInfo.processInfo.environment
             environment["MCP_RS_ISSUER"] = issuer
             environment["MCP_RS_INTROSPECTION_URL"] = issuer + "/introspect"
             environment["MCP_RS_INTROSPECTION_ID"] = introspection.id
             environment["MCP_RS_INTROSPECTION_SECRET"] = introspection.secret
             environment["MCP_RS_AUDIENCE"] = nil  // its own URL
-            process.environment = environment
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let lines = output.fileHandleForReading
-            let url: URL? = await Task.detached {
-                var text = ""
-                while !text.contains("\n") {
-                    let data = lines.availableData  // blocks until output or end of file
-                    if data.isEmpty { return nil }
-                    text += String(decoding: data, as: UTF8.self)
-                }
-                let first = text.split(separator: "\n").first.map(String.init) ?? ""
-                guard first.hasPrefix("LISTENING ") else { return nil }
-                return URL(string: String(first.dropFirst("LISTENING ".count)))
-            }.value
-            if url == nil, process.isRunning { process.terminate() }
+            let process = try ChildProcess.spawn(python, arguments: [script.path], environment: environment, standardOutput: .pipe)
+            let lines = process.standardOutput!
+            let url: URL? = await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: firstLine(of: lines)) }.start()
+            }
+            if url == nil {
+                process.send(SIGKILL)
+                _ = await process.termination()
+            }
             return RunningServer(process: process, url: try #require(url, "resource_server.py did not start"))
+        }
+
+        /// The URL in the server's first line, `LISTENING <url>` (read blocking: on a thread of its own).
+        private static func firstLine(of lines: FileHandle) -> URL? {
+            var text = ""
+            while !text.contains("\n") {
+                let data = lines.availableData  // blocks until output or end of file
+                if data.isEmpty { return nil }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            let first = text.split(separator: "\n").first.map(String.init) ?? ""
+            guard first.hasPrefix("LISTENING ") else { return nil }
+            return URL(string: String(first.dropFirst("LISTENING ".count)))
         }
 
         /// The MCP calls, through `send` (a session's `perform`, or a plain bearer request).

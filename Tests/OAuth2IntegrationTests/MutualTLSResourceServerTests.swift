@@ -45,8 +45,8 @@ extension Integration {
         @Test func theAPIAcceptsTheTokenOverTheCertificateItIsBoundTo() async throws {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
-            let client = try makeClientCertificate(named: "worker", in: directory)
-            let other = try makeClientCertificate(named: "other", in: directory)
+            let client = try await makeClientCertificate(named: "worker", in: directory)
+            let other = try await makeClientCertificate(named: "other", in: directory)
             // The API trusts both client certificates at the TLS layer; the token names one.
             let trusted = directory.appendingPathComponent("trusted.pem").path
             try (String(contentsOfFile: client.certificatePath, encoding: .utf8) + String(contentsOfFile: other.certificatePath, encoding: .utf8))
@@ -90,11 +90,10 @@ extension Integration {
             IntegrationLog.record("mtls-local", variant: "resource-server")
         }
 
-        @Test func aCertificateWithoutItsKeyOrAFileThatIsNotPEMIsAConfigurationError() throws {
+        @Test func aCertificateWithoutItsKeyOrAFileThatIsNotPEMIsAConfigurationError() async throws {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
-            let client = try makeClientCertificate(named: "worker", in: directory)
-            let other = try makeClientCertificate(named: "other", in: directory)
+            let client = try await makeClientCertificate(named: "worker", in: directory)
             for tls in [
                 AsyncHTTPClientTransport.TLSOptions(clientCertificatePath: client.certificatePath),
                 AsyncHTTPClientTransport.TLSOptions(clientKeyPath: client.keyPath),

@@ -64,7 +64,7 @@ import Testing
 
     @Test func withoutRelayThereIsNoScriptAndNoPost() async throws {
         let listener = try await LoopbackRedirectListener.start()
-        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(10)) }
+        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(120)) }
         let page = try await RawHTTP.get("/callback", port: listener.port)
         #expect(page.status == 400, "no parameters: rejected, as before")
         #expect(!page.body.contains("<script"))
@@ -77,7 +77,7 @@ import Testing
 
     @Test func onlyARealFragmentFromTheListenersOwnOriginEndsTheWait() async throws {
         let listener = try await LoopbackRedirectListener.start(relaysFragment: true)
-        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(20)) }
+        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(120)) }
         let port = listener.port
         // The relay page (as often as the browser loads it) delivers nothing.
         #expect(try await RawHTTP.get("/callback", port: port).status == 200)
@@ -107,7 +107,7 @@ import Testing
     @Test func anErrorInTheQueryIsStillACallback() async throws {
         let listener = try await LoopbackRedirectListener.start(relaysFragment: true)
         async let page = RawHTTP.get("/callback?error=access_denied&state=s", port: listener.port)
-        let callback = try await listener.waitForCallback(timeout: .seconds(10))
+        let callback = try await listener.waitForCallback(timeout: .seconds(120))
         #expect(callback.query == "error=access_denied&state=s")
         #expect(try await page.body.contains("access_denied"))
     }
@@ -134,7 +134,7 @@ import Testing
     @Test(.enabled(if: nodeExpected, "node is not installed"))
     func nodeRunsThePagesOwnScriptAndTheFragmentArrives() async throws {
         let listener = try await LoopbackRedirectListener.start(relaysFragment: true)
-        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(30)) }
+        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(120)) }
         let base = listener.redirectURI.absoluteString
         // No fragment: the script posts nothing and the wait goes on.
         let empty = try await Self.runNode(base)
@@ -152,7 +152,7 @@ import Testing
     @Test(.enabled(if: nodeExpected, "node is not installed")) @available(*, deprecated)
     func implicitSignInCompletesThroughTheRealScript() async throws {
         let client = try Self.implicitClient()
-        let signIn = LoopbackSignIn(timeout: .seconds(30), browser: .custom { url in
+        let signIn = LoopbackSignIn(timeout: .seconds(120), browser: .custom { url in
             // The provider: redirects to the listener with the tokens in the fragment.
             guard let state = url.queryValue("state"), let redirect = url.queryValue("redirect_uri") else { return false }
             let forged = try? await Self.runNode(redirect + "#access_token=forged&state=not-the-state")

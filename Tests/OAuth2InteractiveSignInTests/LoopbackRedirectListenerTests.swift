@@ -25,7 +25,7 @@ import Testing
         #expect(listener.redirectURI.absoluteString == "http://127.0.0.1:\(listener.port)/callback")
         #expect(listener.port > 0)
         async let answer = RawHTTP.get("/callback?code=SplxlOBeZQQYbYS6WxSbIA&state=af0ifjsldkj&iss=https%3A%2F%2Fas.example.com", port: listener.port)
-        let callback = try await listener.waitForCallback(timeout: .seconds(10))
+        let callback = try await listener.waitForCallback(timeout: .seconds(120))
         #expect(callback.absoluteString == "http://127.0.0.1:\(listener.port)/callback?code=SplxlOBeZQQYbYS6WxSbIA&state=af0ifjsldkj&iss=https%3A%2F%2Fas.example.com")
         let page = try await answer
         #expect(page.status == 200)
@@ -46,7 +46,7 @@ import Testing
 
     @Test func otherPathsGetA404AndTheWaitGoesOn() async throws {
         let listener = try await LoopbackRedirectListener.start(callbackPath: "/oauth/done")
-        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(10)) }
+        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(120)) }
         for path in ["/favicon.ico", "/", "/oauth/done/extra", "/oauth", "/callback?code=x&state=y"] {
             let answer = try await RawHTTP.get(path, port: listener.port)
             #expect(answer.status == 404, "\(path)")
@@ -68,7 +68,7 @@ import Testing
     @Test func aForeignHostHeaderIsRefused() async throws {
         // DNS rebinding: a page of evil.example resolves its name to 127.0.0.1.
         let listener = try await LoopbackRedirectListener.start()
-        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(10)) }
+        let waiting = Task { try await listener.waitForCallback(timeout: .seconds(120)) }
         let rebound = try await RawHTTP.get("/callback?code=x&state=y", port: listener.port, host: "evil.example:\(listener.port)")
         #expect(rebound.status == 400)
         let callback = try await RawHTTP.get("/callback?code=real&state=s", port: listener.port)
@@ -79,7 +79,7 @@ import Testing
     @Test func aRejectedRequestIsAnsweredAndTheWaitGoesOn() async throws {
         let listener = try await LoopbackRedirectListener.start()
         let waiting = Task {
-            try await listener.waitForCallback(timeout: .seconds(10)) { url in
+            try await listener.waitForCallback(timeout: .seconds(120)) { url in
                 url.query?.contains("state=right") == true ? .accept : .reject
             }
         }
@@ -96,7 +96,7 @@ import Testing
         let listener = try await LoopbackRedirectListener.start()
         async let answer = RawHTTP.get(
             "/callback?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=s", port: listener.port)
-        let callback = try await listener.waitForCallback(timeout: .seconds(10))
+        let callback = try await listener.waitForCallback(timeout: .seconds(120))
         #expect(callback.query?.hasPrefix("error=access_denied") == true)
         let page = try await answer
         #expect(page.status == 200)
@@ -112,7 +112,7 @@ import Testing
         // The browser was faster than the caller: its request waits for a verdict.
         let early = Task { try await RawHTTP.get("/callback?code=early&state=s", port: listener.port) }
         try await Task.sleep(for: .milliseconds(200))
-        let callback = try await listener.waitForCallback(timeout: .seconds(10))
+        let callback = try await listener.waitForCallback(timeout: .seconds(120))
         #expect(callback.query == "code=early&state=s")
         #expect(try await early.value.status == 200)
     }
@@ -185,13 +185,13 @@ import Testing
         let v6 = try await LoopbackRedirectListener.start(host: .ipv6)
         #expect(v6.redirectURI.absoluteString == "http://[::1]:\(v6.port)/callback")
         async let v6Answer = RawHTTP.get("/callback?code=c6&state=s", port: v6.port, address: "::1")
-        #expect(try await v6.waitForCallback(timeout: .seconds(10)).absoluteString == "http://[::1]:\(v6.port)/callback?code=c6&state=s")
+        #expect(try await v6.waitForCallback(timeout: .seconds(120)).absoluteString == "http://[::1]:\(v6.port)/callback?code=c6&state=s")
         #expect(try await v6Answer.status == 200)
         Self.expectReleased(v6)
 
         let both = try await LoopbackRedirectListener.start(host: .localhost)
         #expect(both.redirectURI.absoluteString == "http://localhost:\(both.port)/callback")
-        let waiting = Task { try await both.waitForCallback(timeout: .seconds(10)) }
+        let waiting = Task { try await both.waitForCallback(timeout: .seconds(120)) }
         let favicon = try await RawHTTP.get("/favicon.ico", port: both.port, host: "localhost:\(both.port)", address: "::1")
         #expect(favicon.status == 404, "::1 answers on the same port")
         let answer = try await RawHTTP.get("/callback?code=c&state=s", port: both.port, host: "localhost:\(both.port)")

@@ -13,7 +13,7 @@ import Testing
         try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let output = CapturedOutput()
             let statuses = Statuses()
-            let signIn = LoopbackSignIn(timeout: .seconds(20), browser: .custom { url in
+            let signIn = LoopbackSignIn(timeout: .seconds(120), browser: .custom { url in
                 guard let redirect = url.queryValue("redirect_uri").flatMap(URL.init(string:)), let state = url.queryValue("state"),
                     let port = redirect.port
                 else { return false }
@@ -48,7 +48,7 @@ import Testing
     @Test("signIn(client:store:account:) ends with the session, its tokens saved under the account")
     func signInEndsWithAStoredSession() async throws {
         try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
-            let signIn = LoopbackSignIn(timeout: .seconds(20), browser: .custom { url in
+            let signIn = LoopbackSignIn(timeout: .seconds(120), browser: .custom { url in
                 guard let redirect = url.queryValue("redirect_uri").flatMap(URL.init(string:)), let state = url.queryValue("state"),
                     let port = redirect.port
                 else { return false }
@@ -69,7 +69,7 @@ import Testing
     @Test func theProvidersErrorEndsTheSignInTyped() async throws {
         try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let page = PageBox()
-            let signIn = LoopbackSignIn(timeout: .seconds(20), browser: .custom { url in
+            let signIn = LoopbackSignIn(timeout: .seconds(120), browser: .custom { url in
                 guard let redirect = url.queryValue("redirect_uri").flatMap(URL.init(string:)), let state = url.queryValue("state") else { return false }
                 page.answer = try? await RawHTTP.get("/callback?error=access_denied&error_description=No+thanks&state=\(state)", port: redirect.port ?? 0)
                 return true
@@ -121,7 +121,7 @@ import Testing
         try await SignInProvider.with(token: { _, _ in Self.accepted }) { provider in
             let statuses = Statuses()
             let opened = PageBox()
-            let signOut = LoopbackSignIn(callbackPath: "/logged-out", timeout: .seconds(20), browser: .custom { url in
+            let signOut = LoopbackSignIn(callbackPath: "/logged-out", timeout: .seconds(120), browser: .custom { url in
                 opened.url = url
                 guard let redirect = url.queryValue("post_logout_redirect_uri").flatMap(URL.init(string:)), let state = url.queryValue("state"),
                     let port = redirect.port

@@ -1,4 +1,5 @@
 import Foundation
+import OAuth2Internals
 import OAuth2JOSE
 import Testing
 
@@ -15,7 +16,7 @@ struct IndependentJWETests {
     }
 
     @Test("joserfc's JWEs decrypt with our keys, and joserfc decrypts ours, for every alg and enc")
-    func exchange() throws {
+    func exchange() async throws {
         let python = try #require(
             ProcessInfo.processInfo.environment["OAUTH2_TEST_JOSE_PYTHON"].flatMap { $0.isEmpty ? nil : $0 },
             "OAUTH2_TEST_JOSE_PYTHON is not set: scripts/test-servers/jose.sh install (up.sh does), then source its env")
@@ -46,19 +47,9 @@ struct IndependentJWETests {
         ])
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Support/jwe/joserfc-jwe.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script.path]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(request.description.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "joserfc-jwe.py exited \(process.terminationStatus)")
-        let answer = try JSONDecoder().decode(Answer.self, from: data)
+        let run = try await ChildProcess.run(python, arguments: [script.path], input: Data(request.description.utf8))
+        try #require(run.succeeded, "joserfc-jwe.py ended \(run.termination): \(run.errorText)")
+        let answer = try JSONDecoder().decode(Answer.self, from: run.standardOutput)
         try #require(answer.made.count == cases.count && answer.opened.count == ours.count)
 
         let everything = JWEPolicy(keyAlgorithms: JWEKeyAlgorithm.supported, contentEncryptions: JWEContentEncryption.supported)

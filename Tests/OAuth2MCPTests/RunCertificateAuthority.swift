@@ -1,5 +1,6 @@
 #if MCP
 import Foundation
+import OAuth2Internals
 import Testing
 
 /// A certificate authority made for one test with `openssl` (no key is ever committed): a
@@ -14,7 +15,7 @@ final class RunCertificateAuthority: @unchecked Sendable {
     /// Its private key (PEM).
     let serverKeyPath: String
 
-    init() throws {
+    init() async throws {
         let folder = try TemporaryFolder()
         self.folder = folder
         func path(_ name: String) -> String { folder.url.appendingPathComponent(name).path }
@@ -22,30 +23,22 @@ final class RunCertificateAuthority: @unchecked Sendable {
         serverCertificatePath = path("server.pem")
         serverKeyPath = path("server.key")
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-        try Self.openssl(["req", "-x509"] + curve + [
+        try await Self.openssl(["req", "-x509"] + curve + [
             "-keyout", path("ca.key"), "-out", rootPath, "-days", "2", "-subj", "/CN=oauth2-mcp-tests run CA",
             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         ])
-        try Self.openssl(["req"] + curve + ["-keyout", serverKeyPath, "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
+        try await Self.openssl(["req"] + curve + ["-keyout", serverKeyPath, "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
         try Data("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n".utf8)
             .write(to: URL(fileURLWithPath: path("server.ext")))
-        try Self.openssl([
+        try await Self.openssl([
             "x509", "-req", "-in", path("server.csr"), "-CA", rootPath, "-CAkey", path("ca.key"), "-CAcreateserial",
             "-out", serverCertificatePath, "-days", "2", "-extfile", path("server.ext"),
         ])
     }
 
-    private static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "openssl \(arguments.first ?? "") failed (is openssl installed?): \(message)")
+    private static func openssl(_ arguments: [String]) async throws {
+        let run = try await ChildProcess.run("/usr/bin/env", arguments: ["openssl"] + arguments)
+        try #require(run.succeeded, "openssl \(arguments.first ?? "") failed (is openssl installed?): \(run.errorText)")
     }
 }
 #endif

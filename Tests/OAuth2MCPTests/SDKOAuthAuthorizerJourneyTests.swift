@@ -49,7 +49,7 @@ import FoundationNetworking
     /// own); its MCP requests go through the SSE relay, which is the server's public URL
     /// (`OAUTH2_EXAMPLE_PUBLIC_URL`), so that the resource the SDK checks is the one it calls.
     @Test func theSDKsOwnOAuthAgainstTheProviderOnHTTPS() async throws {
-        let authority = try RunCertificateAuthority()
+        let authority = try await RunCertificateAuthority()
         let target = SSEUnwrappingRelay.Target()
         try await SSEUnwrappingRelay.with(target: target, path: "/mcp") { relay in
             let environment = [
@@ -166,7 +166,7 @@ import FoundationNetworking
     /// (RFC 9728 §3.3): reached through a relay whose URL is not the server's resource
     /// identifier, it refuses before any sign-in.
     @Test func theSDKsOwnOAuthRefusesMetadataForAnotherResource() async throws {
-        let authority = try RunCertificateAuthority()
+        let authority = try await RunCertificateAuthority()
         let environment = [
             "OAUTH2_EXAMPLE_PROVIDER_TLS_CERTIFICATE": authority.serverCertificatePath,
             "OAUTH2_EXAMPLE_PROVIDER_TLS_KEY": authority.serverKeyPath,

@@ -2,6 +2,7 @@
 import Foundation
 import Logging
 import OAuth2
+import OAuth2Internals
 @testable import OAuth2Postgres
 import OAuth2TestSupport
 import Testing
@@ -17,19 +18,12 @@ struct DownstreamTokensFleetExchangeTests {
     }
 
     /// How many exchanges authgent recorded for `audience`.
-    static func exchanges(audience: String) throws -> Int {
+    static func exchanges(audience: String) async throws -> Int {
         let database = try environment("OAUTH2_TEST_STATE_DIR") + "/authgent/site/authgent.db"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let query = "SELECT count(*) FROM audit_log WHERE action = 'token.exchanged' AND json_extract(metadata, '$.audience') = '\(audience)'"
-        process.arguments = ["sqlite3", "-readonly", "file:\(database)?mode=ro", query]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "sqlite3 read authgent's audit log")
-        return try #require(Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let run = try await ChildProcess.run("/usr/bin/env", arguments: ["sqlite3", "-readonly", "file:\(database)?mode=ro", query])
+        #expect(run.succeeded, "sqlite3 read authgent's audit log: \(run.errorText)")
+        return try #require(Int(run.text.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
     @Test("4 replicas × 100 callers on a cold key: authgent records one exchange; every caller gets its token")
@@ -45,7 +39,7 @@ struct DownstreamTokensFleetExchangeTests {
         let subject = try await client.requestToken(.clientCredentials())
         // An audience of this run only: the audit log counts its exchanges alone.
         let audience = "https://downstream-fleet.example.test/" + UUID().uuidString.lowercased()
-        #expect(try Self.exchanges(audience: audience) == 0)
+        #expect(try await Self.exchanges(audience: audience) == 0)
         let request = TokenExchangeRequest(subject: .init(subject.accessToken, type: .accessToken), audiences: [audience])
         let schema = PostgresFixture.schemaName("downstream")
         try await PostgresFixture.withDatabase(dropping: schema) { _ in
@@ -60,7 +54,7 @@ struct DownstreamTokensFleetExchangeTests {
             let claims = try JWS(compact: try #require(tokens.first)).claims()
             #expect(claims["aud"] == .string(audience))
         }
-        #expect(try Self.exchanges(audience: audience) == 1, "one exchange at the server for the whole fleet")
+        #expect(try await Self.exchanges(audience: audience) == 1, "one exchange at the server for the whole fleet")
 
         // The convenience API builds the same kind of key, and a second audience is another exchange.
         let cache = DownstreamTokens()
@@ -70,7 +64,7 @@ struct DownstreamTokensFleetExchangeTests {
         let again = try await cache.exchange(
             TokenExchangeRequest(subject: .init(subject.accessToken, type: .accessToken), audiences: [other]), session: "user-1", client: client)
         #expect(first == again)
-        #expect(try Self.exchanges(audience: other) == 1)
+        #expect(try await Self.exchanges(audience: other) == 1)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2Internals
 import OAuth2Testing
 import OAuth2TestSupport
 import OAuth2Web
@@ -309,29 +310,14 @@ struct IdentityAssertionTests {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("MCPPython/identity_assertion.py")
         try await Self.withBoth { idp, server in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = [script.path, "--idp", idp.issuer.absoluteString, "--as", server.issuer.absoluteString]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            let exited = AsyncStream<Int32> { continuation in
-                process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
-            }
-            try process.run()
-            // A hang bound, not a speed requirement.
-            let watchdog = Task {
-                try await Task.sleep(for: .seconds(300))
-                process.terminate()
-            }
-            let text = String(decoding: try output.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
-            var status: Int32 = -1
-            for await code in exited { status = code }
-            watchdog.cancel()
+            let run = try await ChildProcess.run(
+                python, arguments: [script.path, "--idp", idp.issuer.absoluteString, "--as", server.issuer.absoluteString],
+                joinStandardError: true)
+            let text = run.text
             print(text)
-            #expect(status == 0, "\(text)")
+            #expect(run.succeeded, "\(text)")
             #expect(text.contains("RESULT passed=") && text.contains("failed=0"), "\(text)")
-            if status == 0, text.contains("failed=0") {
+            if run.succeeded, text.contains("failed=0") {
                 IntegrationLog.append("mcp", test: "python-identity-assertion")
             }
         }

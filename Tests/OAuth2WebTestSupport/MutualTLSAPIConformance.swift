@@ -9,7 +9,7 @@ import OAuth2Web
 /// certificate, over that certificate, another, and none:
 ///
 /// ```swift
-/// let material = try MutualTLSAPIConformance.Material()
+/// let material = try await MutualTLSAPIConformance.Material()
 /// defer { material.remove() }
 /// // … serve the route over TLS trusting material.trustedCertificatesPath …
 /// let failures = try await MutualTLSAPIConformance.run(material) { token, certificate in … }
@@ -50,11 +50,11 @@ public enum MutualTLSAPIConformance {
         public let token: String
 
         /// Makes two self-signed client certificates with openssl and the token.
-        public init() throws {
+        public init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("oauth2-mtls-api-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let worker = try makeClientCertificate(named: "worker", in: directory)
-            let other = try makeClientCertificate(named: "other", in: directory)
+            let worker = try await makeClientCertificate(named: "worker", in: directory)
+            let other = try await makeClientCertificate(named: "other", in: directory)
             self.worker = ClientCertificate(certificatePath: worker.certificatePath, keyPath: worker.keyPath)
             self.other = ClientCertificate(certificatePath: other.certificatePath, keyPath: other.keyPath)
             trustedCertificatesPath = directory.appendingPathComponent("trusted.pem").path

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OAuth2
+import OAuth2Internals
 import OAuth2JOSE
 @testable import OAuth2Web
 import Testing
@@ -18,25 +19,18 @@ struct IndependentDPoPProofTests {
         let proofs: [String: String]
     }
 
-    static func make(url: String, method: String, accessToken: String, nonce: String, now: Date) throws -> Made {
+    static func make(url: String, method: String, accessToken: String, nonce: String, now: Date) async throws -> Made {
         let python = try #require(
             ProcessInfo.processInfo.environment["OAUTH2_TEST_JOSE_PYTHON"].flatMap { $0.isEmpty ? nil : $0 },
             "OAUTH2_TEST_JOSE_PYTHON is not set: scripts/test-servers/jose.sh install (up.sh does), then source its env")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Support/dpop/make-proofs.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
+        let run = try await ChildProcess.run(python, arguments: [
             script.path, "--url", url, "--method", method, "--access-token", accessToken, "--nonce", nonce,
             "--now", String(Int(now.timeIntervalSince1970)),
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "make-proofs.py exited \(process.terminationStatus)")
-        return try JSONDecoder().decode(Made.self, from: data)
+        ])
+        try #require(run.succeeded, "make-proofs.py ended \(run.termination): \(run.errorText)")
+        return try JSONDecoder().decode(Made.self, from: run.standardOutput)
     }
 
     @Test("joserfc's valid proofs are accepted once; each broken rule is refused with its reason")
@@ -46,7 +40,7 @@ struct IndependentDPoPProofTests {
         var verifier = DPoPProofVerifier(publicBaseURL: URL(string: "https://api.example")!, nonces: nonces)
         verifier.now = { now }
         let accessToken = "access-token-\(UUID().uuidString)"
-        let made = try Self.make(
+        let made = try await Self.make(
             url: "https://api.example/orders", method: "GET", accessToken: accessToken, nonce: nonces.current(now: now), now: now)
 
         func verify(_ name: String, bound: String? = nil) async -> Result<DPoPProofVerifier.VerifiedProof, AccessTokenError> {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OAuth2Internals
 import Testing
 @testable import OAuth2
 
@@ -81,7 +82,7 @@ struct IndependentJARMTests {
                 return .object(members)
             }),
         ])
-        let answer = try Self.run(python, input: input)
+        let answer = try await Self.run(python, input: input)
 
         for item in cases {
             let jwt = try #require(answer.made[item.name], "joserfc made no \(item.name)")
@@ -103,21 +104,11 @@ struct IndependentJARMTests {
     }
 
     /// Runs joserfc-jarm.py with `input` on stdin.
-    static func run(_ python: String, input: JSONValue) throws -> Answer {
+    static func run(_ python: String, input: JSONValue) async throws -> Answer {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Support/jarm/joserfc-jarm.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script.path]
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.description.utf8))
-        try stdin.fileHandleForWriting.close()
-        let data = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "joserfc-jarm.py exited \(process.terminationStatus)")
-        return try JSONDecoder().decode(Answer.self, from: data)
+        let run = try await ChildProcess.run(python, arguments: [script.path], input: Data(input.description.utf8))
+        try #require(run.succeeded, "joserfc-jarm.py ended \(run.termination): \(run.errorText)")
+        return try JSONDecoder().decode(Answer.self, from: run.standardOutput)
     }
 }
