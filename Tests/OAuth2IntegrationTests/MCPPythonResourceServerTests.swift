@@ -49,19 +49,18 @@ extension Integration {
                 self.url = url
             }
 
-            /// Stops the server: SIGTERM, then (a hang bound of 10 s) SIGKILL; it keeps nothing.
-            /// The wait is on a thread of its own, never the cooperative pool's.
-            func stop() {
+            /// Stops the server and waits until it has exited: SIGTERM, then (a hang bound of
+            /// 10 s) SIGKILL; it keeps nothing. The wait is on a thread of its own, never the
+            /// cooperative pool's.
+            func stop() async {
                 let process = process
                 process.send(SIGTERM)
-                Task {
-                    let killer = Task {
-                        try await Task.sleep(for: .seconds(10))
-                        process.send(SIGKILL)
-                    }
-                    _ = await process.termination()
-                    killer.cancel()
+                let killer = Task {
+                    try await Task.sleep(for: .seconds(10))
+                    process.send(SIGKILL)
                 }
+                _ = await process.termination()
+                killer.cancel()
             }
         }
 
@@ -91,6 +90,19 @@ extension Integration {
                 _ = await process.termination()
             }
             return RunningServer(process: process, url: try #require(url, "resource_server.py did not start"))
+        }
+
+        /// Runs `body` with a server started for it, and stops the server however `body` ends.
+        static func withServer<T>(_ body: (RunningServer) async throws -> T) async throws -> T {
+            let server = try await start()
+            do {
+                let value = try await body(server)
+                await server.stop()
+                return value
+            } catch {
+                await server.stop()
+                throw error
+            }
         }
 
         /// The URL in the server's first line, `LISTENING <url>` (read blocking: on a thread of its own).
@@ -176,142 +188,142 @@ extension Integration {
         }
 
         @Test func fromItsURLAloneToAToolAndAStepUp() async throws {
-            let server = try await Self.start()
-            defer { server.stop() }
-            let environment = Self.environment()
+            try await Self.withServer { server in
+                let environment = Self.environment()
 
-            // The SDK's RequireAuthMiddleware: 401 with resource_metadata, no token sent.
-            let (probe, _) = try await URLSessionTransport.shared.send(HTTPRequest(method: .get, url: server.url), body: nil)
-            #expect(probe.status == .unauthorized)
-            #expect(probe.headerFields[.wwwAuthenticate]?.contains("resource_metadata=") == true)
-            Self.passed("unauthorized-names-metadata")
+                // The SDK's RequireAuthMiddleware: 401 with resource_metadata, no token sent.
+                let (probe, _) = try await URLSessionTransport.shared.send(HTTPRequest(method: .get, url: server.url), body: nil)
+                #expect(probe.status == .unauthorized)
+                #expect(probe.headerFields[.wwwAuthenticate]?.contains("resource_metadata=") == true)
+                Self.passed("unauthorized-names-metadata")
 
-            // Discovery as the article shows: the SDK's metadata, its resource checked, Glewlwyd
-            // discovered from the listed issuer.
-            let found = try await ProtectedResourceDiscovery(environment: environment).discover(resource: server.url)
-            #expect(found.resource == server.url)
-            #expect(found.metadataURL.path == "/.well-known/oauth-protected-resource/mcp", "the SDK's path-inserted place (RFC 9728 §3.1)")
-            #expect(found.issuer == Self.issuer)
-            #expect(found.authorizationServer.issuer == Self.issuer.absoluteString)
-            #expect(found.scopes == ["read"], "the SDK lists its required_scopes as scopes_supported")
-            Self.passed("discovery")
+                // Discovery as the article shows: the SDK's metadata, its resource checked, Glewlwyd
+                // discovered from the listed issuer.
+                let found = try await ProtectedResourceDiscovery(environment: environment).discover(resource: server.url)
+                #expect(found.resource == server.url)
+                #expect(found.metadataURL.path == "/.well-known/oauth-protected-resource/mcp", "the SDK's path-inserted place (RFC 9728 §3.1)")
+                #expect(found.issuer == Self.issuer)
+                #expect(found.authorizationServer.issuer == Self.issuer.absoluteString)
+                #expect(found.scopes == ["read"], "the SDK lists its required_scopes as scopes_supported")
+                Self.passed("discovery")
 
-            // The client's identity in the MCP order: a held client id wins; without one,
-            // Glewlwyd (no client id metadata documents, a registration endpoint) means
-            // dynamic registration.
-            let conf = Server.glewlwyd.confidential(scopes: [])
-            #expect(try found.clientIdentity(configuredClientID: conf.clientID) == .configured(conf.clientID))
-            #expect(
-                try found.clientIdentity(configuredClientID: nil, metadataDocument: URL(string: "https://agent.example.org/oauth/client.json")!)
-                    == .dynamicRegistration)
-            Self.passed("client-identity")
+                // The client's identity in the MCP order: a held client id wins; without one,
+                // Glewlwyd (no client id metadata documents, a registration endpoint) means
+                // dynamic registration.
+                let conf = Server.glewlwyd.confidential(scopes: [])
+                #expect(try found.clientIdentity(configuredClientID: conf.clientID) == .configured(conf.clientID))
+                #expect(
+                    try found.clientIdentity(configuredClientID: nil, metadataDocument: URL(string: "https://agent.example.org/oauth/client.json")!)
+                        == .dynamicRegistration)
+                Self.passed("client-identity")
 
-            // A client that never listed the server's URL (the seeded code-conf) asks for a
-            // token for it, and Glewlwyd refuses: it issues tokens only for resources its
-            // configuration lists for a scope or the client lists (protocol_oidc.c verify_resource).
-            let unlisted = try await OAuth2Client(server: found.server, configuration: found.boundToResource(conf), environment: environment)
-            let refused = await #expect(throws: OAuth2Error.self) { _ = try await Self.signIn(unlisted) }
-            #expect(refused?.code == .invalidTarget, "Glewlwyd: invalid_target (RFC 8707 §2)")
-            Self.passed("glewlwyd-refuses-unlisted-resource")
+                // A client that never listed the server's URL (the seeded code-conf) asks for a
+                // token for it, and Glewlwyd refuses: it issues tokens only for resources its
+                // configuration lists for a scope or the client lists (protocol_oidc.c verify_resource).
+                let unlisted = try await OAuth2Client(server: found.server, configuration: found.boundToResource(conf), environment: environment)
+                let refused = await #expect(throws: OAuth2Error.self) { _ = try await Self.signIn(unlisted) }
+                #expect(refused?.code == .invalidTarget, "Glewlwyd: invalid_target (RFC 8707 §2)")
+                Self.passed("glewlwyd-refuses-unlisted-resource")
 
-            // Registered dynamically with the server's URL as its resource, the client signs in
-            // for that resource: the token names it.
-            let client = try await Self.registeredClient(for: found, environment: environment)
-            #expect(client.configuration.additionalParameters[.authorization]?["resource"] == server.url.absoluteString)
-            Self.passed("registers-dynamically-for-the-resource")
-            let tokens = try await Self.signIn(client)
-            #expect(tokens.scopes?.contains("read") == true)
-            #expect(tokens.scopes?.contains("g_profile") != true)
-            let stepUps = Counter()
-            let options = TokenSession.Options(stepUp: { client, scopes in
-                stepUps.increment()
-                return try await Self.signIn(client, scopes: scopes)
-            })
-            let session = try await TokenSession(client: client, tokens: tokens, store: MemoryTokenStore(), account: found.account, options: options)
-            #expect(found.account == server.url.absoluteString)
+                // Registered dynamically with the server's URL as its resource, the client signs in
+                // for that resource: the token names it.
+                let client = try await Self.registeredClient(for: found, environment: environment)
+                #expect(client.configuration.additionalParameters[.authorization]?["resource"] == server.url.absoluteString)
+                Self.passed("registers-dynamically-for-the-resource")
+                let tokens = try await Self.signIn(client)
+                #expect(tokens.scopes?.contains("read") == true)
+                #expect(tokens.scopes?.contains("g_profile") != true)
+                let stepUps = Counter()
+                let options = TokenSession.Options(stepUp: { client, scopes in
+                    stepUps.increment()
+                    return try await Self.signIn(client, scopes: scopes)
+                })
+                let session = try await TokenSession(client: client, tokens: tokens, store: MemoryTokenStore(), account: found.account, options: options)
+                #expect(found.account == server.url.absoluteString)
 
-            var mcp = MCP(url: server.url, send: { request, body in try await session.perform(request, body: body) })
-            let initialized = try await mcp.initialize()
-            #expect(initialized.status == .ok)
-            #expect(mcp.sessionID?.isEmpty == false, "the SDK's streamable HTTP names a session")
-            Self.passed("initialize")
+                var mcp = MCP(url: server.url, send: { request, body in try await session.perform(request, body: body) })
+                let initialized = try await mcp.initialize()
+                #expect(initialized.status == .ok)
+                #expect(mcp.sessionID?.isEmpty == false, "the SDK's streamable HTTP names a session")
+                Self.passed("initialize")
 
-            let (listed, orders) = try await mcp.call("list_orders")
-            #expect(listed.status == .ok)
-            #expect(orders == "orders: 1, 2, 3")
-            #expect(stepUps.value == 0)
-            Self.passed("tool-call")
+                let (listed, orders) = try await mcp.call("list_orders")
+                #expect(listed.status == .ok)
+                #expect(orders == "orders: 1, 2, 3")
+                #expect(stepUps.value == 0)
+                Self.passed("tool-call")
 
-            // `profile` needs g_profile too: 403 insufficient_scope, one step-up sign-in for
-            // read and g_profile, and the call again, in the same MCP session.
-            let (stepped, profile) = try await mcp.call("profile")
-            #expect(stepped.status == .ok)
-            #expect(profile == "profile: alice")
-            #expect(stepUps.value == 1)
-            Self.passed("step-up")
+                // `profile` needs g_profile too: 403 insufficient_scope, one step-up sign-in for
+                // read and g_profile, and the call again, in the same MCP session.
+                let (stepped, profile) = try await mcp.call("profile")
+                #expect(stepped.status == .ok)
+                #expect(profile == "profile: alice")
+                #expect(stepUps.value == 1)
+                Self.passed("step-up")
+            }
         }
 
         @Test func tokensNotForTheServerAreRefused() async throws {
-            let server = try await Self.start()
-            defer { server.stop() }
-            let other = try await Self.start()
-            defer { other.stop() }
-            let environment = Self.environment()
+            try await Self.withServer { server in
+                try await Self.withServer { other in
+                    let environment = Self.environment()
 
-            // A token Glewlwyd bound to the other server's URL (its own client, registered for
-            // it): accepted there, refused here (the verifier: aud is not this server's URL).
-            let foundOther = try await ProtectedResourceDiscovery(environment: environment).discover(resource: other.url)
-            let tokens = try await Self.signIn(try await Self.registeredClient(for: foundOther, environment: environment))
-            var there = MCP(url: other.url, send: Self.bearer(tokens.accessToken))
-            #expect(try await there.initialize().status == .ok, "the token's own server accepts it")
-            var here = MCP(url: server.url, send: Self.bearer(tokens.accessToken))
-            #expect(try await here.initialize().status == .unauthorized)
-            Self.passed("refuses-token-for-another-mcp-server")
+                    // A token Glewlwyd bound to the other server's URL (its own client, registered for
+                    // it): accepted there, refused here (the verifier: aud is not this server's URL).
+                    let foundOther = try await ProtectedResourceDiscovery(environment: environment).discover(resource: other.url)
+                    let tokens = try await Self.signIn(try await Self.registeredClient(for: foundOther, environment: environment))
+                    var there = MCP(url: other.url, send: Self.bearer(tokens.accessToken))
+                    #expect(try await there.initialize().status == .ok, "the token's own server accepts it")
+                    var here = MCP(url: server.url, send: Self.bearer(tokens.accessToken))
+                    #expect(try await here.initialize().status == .unauthorized)
+                    Self.passed("refuses-token-for-another-mcp-server")
 
-            // A token of the same instance for another resource, the API Glewlwyd lists for the
-            // scope read: active, refused.
-            let api = try await OAuth2Client(
-                server: .issuer(Self.issuer), configuration: Server.glewlwyd.clientCredentials(), environment: environment)
-            let forAPI = try await api.requestToken(
-                Grant(type: "client_credentials", parameters: [("scope", "read"), ("resource", Self.glewlwydResource)], requestedScopes: ["read"]))
-            var apiMCP = MCP(url: server.url, send: Self.bearer(forAPI.accessToken))
-            #expect(try await apiMCP.initialize().status == .unauthorized)
-            Self.passed("refuses-other-audience")
+                    // A token of the same instance for another resource, the API Glewlwyd lists for the
+                    // scope read: active, refused.
+                    let api = try await OAuth2Client(
+                        server: .issuer(Self.issuer), configuration: Server.glewlwyd.clientCredentials(), environment: environment)
+                    let forAPI = try await api.requestToken(
+                        Grant(type: "client_credentials", parameters: [("scope", "read"), ("resource", Self.glewlwydResource)], requestedScopes: ["read"]))
+                    var apiMCP = MCP(url: server.url, send: Self.bearer(forAPI.accessToken))
+                    #expect(try await apiMCP.initialize().status == .unauthorized)
+                    Self.passed("refuses-other-audience")
 
-            // A token without a resource indicator: Glewlwyd's aud is then the scope list.
-            let plain = try await api.requestToken(Grant(type: "client_credentials", parameters: [("scope", "read")], requestedScopes: ["read"]))
-            var plainMCP = MCP(url: server.url, send: Self.bearer(plain.accessToken))
-            #expect(try await plainMCP.initialize().status == .unauthorized)
-            Self.passed("refuses-token-without-resource")
+                    // A token without a resource indicator: Glewlwyd's aud is then the scope list.
+                    let plain = try await api.requestToken(Grant(type: "client_credentials", parameters: [("scope", "read")], requestedScopes: ["read"]))
+                    var plainMCP = MCP(url: server.url, send: Self.bearer(plain.accessToken))
+                    #expect(try await plainMCP.initialize().status == .unauthorized)
+                    Self.passed("refuses-token-without-resource")
 
-            // A token of Glewlwyd's other instance (another issuer): unknown to this one.
-            let password = try await Server.glewlwyd.client(Server.glewlwyd.passwordClient())
-                .password(username: Server.username, password: Server.password)
-            var foreign = MCP(url: server.url, send: Self.bearer(password.accessToken))
-            #expect(try await foreign.initialize().status == .unauthorized)
-            Self.passed("refuses-other-issuer")
+                    // A token of Glewlwyd's other instance (another issuer): unknown to this one.
+                    let password = try await Server.glewlwyd.client(Server.glewlwyd.passwordClient())
+                        .password(username: Server.username, password: Server.password)
+                    var foreign = MCP(url: server.url, send: Self.bearer(password.accessToken))
+                    #expect(try await foreign.initialize().status == .unauthorized)
+                    Self.passed("refuses-other-issuer")
 
-            // A token Glewlwyd never issued.
-            var madeUp = MCP(url: server.url, send: Self.bearer("madeUp" + UUID().uuidString))
-            #expect(try await madeUp.initialize().status == .unauthorized)
-            Self.passed("refuses-made-up-token")
+                    // A token Glewlwyd never issued.
+                    var madeUp = MCP(url: server.url, send: Self.bearer("madeUp" + UUID().uuidString))
+                    #expect(try await madeUp.initialize().status == .unauthorized)
+                    Self.passed("refuses-made-up-token")
+                }
+            }
         }
 
         @Test func metadataNamingAnotherResourceIsRefused() async throws {
             // The server's own metadata is right; one whose resource is not the URL called (the
             // same server reached through "localhost", its metadata found at the well-known
             // place) is refused before any authorization server is asked.
-            let server = try await Self.start()
-            defer { server.stop() }
-            var components = try #require(URLComponents(url: server.url, resolvingAgainstBaseURL: false))
-            components.host = "localhost"
-            let aliased = try #require(components.url)
-            let error = await #expect(throws: OAuth2Error.self) {
-                _ = try await ProtectedResourceDiscovery(environment: Self.environment())
-                    .discover(resource: aliased, unauthorizedResponse: nil)
+            try await Self.withServer { server in
+                var components = try #require(URLComponents(url: server.url, resolvingAgainstBaseURL: false))
+                components.host = "localhost"
+                let aliased = try #require(components.url)
+                let error = await #expect(throws: OAuth2Error.self) {
+                    _ = try await ProtectedResourceDiscovery(environment: Self.environment())
+                        .discover(resource: aliased, unauthorizedResponse: nil)
+                }
+                #expect(error?.code == .resourceMismatch)
+                Self.passed("resource-mismatch-refused")
             }
-            #expect(error?.code == .resourceMismatch)
-            Self.passed("resource-mismatch-refused")
         }
     }
 }
