@@ -229,8 +229,13 @@ package final class ChildProcess: Sendable {
                 if let input, let pipe = child.standardInput {
                     helpers.enter()
                     Thread {
-                        // A child that exits without reading closes the pipe: the write fails
-                        // (EPIPE; the runtime ignores SIGPIPE) and there is nothing to report.
+                        // A child that exits without reading closes the pipe: with SIGPIPE
+                        // blocked on this thread the write fails with EPIPE rather than the
+                        // signal ending the process, and there is nothing to report.
+                        var pipeSignal = sigset_t()
+                        sigemptyset(&pipeSignal)
+                        sigaddset(&pipeSignal, SIGPIPE)
+                        pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
                         try? pipe.write(contentsOf: input)
                         try? pipe.close()
                         helpers.leave()

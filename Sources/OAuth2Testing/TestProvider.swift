@@ -59,8 +59,8 @@ public final class TestProvider: Sendable {
         if let signingKey = configuration.signingKey {
             firstKey = keyed(signingKey)
         } else {
-            // Generating an RSA key takes seconds in a debug build: on a thread of its own, never
-            // one of the cooperative pool's, which the test's other tasks (servers among them) need.
+            // Generating an RSA key takes seconds in a debug build: off the cooperative pool
+            // (BlockingIO), whose threads the test's other tasks (servers among them) need.
             let algorithm = configuration.signingAlgorithm
             firstKey = try await BlockingIO.run { try newKey(algorithm) }
         }

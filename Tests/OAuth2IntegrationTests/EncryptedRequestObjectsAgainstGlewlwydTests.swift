@@ -2,7 +2,7 @@ import Foundation
 import OAuth2
 import Testing
 
-extension EncryptedAnswersAgainstGlewlwydTests {
+extension Integration.EncryptedAnswersAgainstGlewlwydTests {
     /// Encrypted request objects (RFC 9101 §6.1) at Glewlwyd 2.7.5's oidc-enc instance
     /// (`glewlwyd.sh`'s `enc_extras`: encryption keys enc-rsa and enc-ec published with
     /// `use: enc`, beside its signing key): the client signs the request object with its secret

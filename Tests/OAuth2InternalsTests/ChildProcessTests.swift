@@ -15,6 +15,11 @@ import Testing
         #expect(run.errorText == "to-stderr\n")
     }
 
+    @Test func aChildThatReadsNoInputEndsTheWriteQuietly() async throws {
+        let run = try await ChildProcess.run("/bin/true", arguments: [], input: Data(count: 1 << 20))
+        #expect(run.succeeded, "the test process survived the closed pipe, and the child's status came back")
+    }
+
     @Test func standardErrorCanJoinStandardOutput() async throws {
         let run = try await ChildProcess.run("/bin/sh", arguments: ["-c", "echo one; echo two >&2"], joinStandardError: true)
         #expect(run.succeeded)

@@ -42,9 +42,11 @@ import Testing
         // the failed renewal is reported as an event, and the caller gets the valid token.
         let provider = ScriptedProvider()
         provider.onToken { _, _ in throw URLError(.networkConnectionLost) }
+        // The clock stands still: on a busy machine the token must not expire while the test waits.
+        let clock = ManualDate()
         let session = try await TokenSession(
-            client: try provider.client(),
-            tokens: TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date().addingTimeInterval(30), issuedAt: Date().addingTimeInterval(-3570)))
+            client: try provider.client(now: { clock.now }),
+            tokens: TokenSet(accessToken: "at-0", refreshToken: "rt-0", expiresAt: clock.now.addingTimeInterval(30), issuedAt: clock.now.addingTimeInterval(-3570)))
         let recorder = EventRecorder(session)
         #expect(try await session.freshAccessToken() == "at-0")
         #expect(provider.tokenRequestCount == 1)
