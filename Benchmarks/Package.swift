@@ -49,7 +49,7 @@ let package = Package(
             path: "Support/OAuth2TestSupport",
             // They use the library's package-access parts (the legacy registration record,
             // OAuth2Internals' child processes), which another package cannot see.
-            exclude: ["RegistrationStoreConformance.swift", "Worker.swift"]
+            exclude: ["RegistrationStoreConformance.swift", "Worker.swift", "ClientCertificates.swift"]
         ),
         // glibc's allocation statistics, for the memory benchmark.
         .target(name: "CMallocInfo", path: "Support/CMallocInfo"),
