@@ -159,10 +159,10 @@ struct Journey {
         case .richAuthorization:
             // Only Glewlwyd offers it among the suite's servers: its own instance and client.
             try #require(server == .glewlwyd, "the suite knows no RAR set-up for \(server.rawValue)")
-            let rich = RichAuthorizationAgainstGlewlwydTests.self
+            let rich = Integration.RichAuthorizationAgainstGlewlwydTests.self
             let client = try await rich.client()
             let tokens = try await rich.signIn(client, AuthorizationOptions(authorizationDetails: [try AuthorizationDetail(rich.payment)]))
-            #expect(try tokens.authorizationDetails(of: RichAuthorizationAgainstGlewlwydTests.PaymentInitiation.self) == [rich.payment])
+            #expect(try tokens.authorizationDetails(of: Integration.RichAuthorizationAgainstGlewlwydTests.PaymentInitiation.self) == [rich.payment])
         case .jwtIntrospection:
             let (client, tokens) = try await confidentialTokens()
             // RFC 9701 wants aud to be the introspecting client; a server naming the token's
@@ -202,9 +202,9 @@ struct Journey {
             // encryption keys of its own: only Glewlwyd's admin side is scripted.
             try #require(server == .glewlwyd, "the suite knows no set-up for \(feature) at \(server.rawValue)")
             if feature == .encryptedRequestObjects {
-                try await EncryptedAnswersAgainstGlewlwydTests.RequestObjects.signIn(algorithm: .rsaOAEP256, encryption: .a256GCM, pushed: true)
+                try await Integration.EncryptedAnswersAgainstGlewlwydTests.RequestObjects.signIn(algorithm: .rsaOAEP256, encryption: .a256GCM, pushed: true)
             } else {
-                try await EncryptedAnswersAgainstGlewlwydTests.encryptedIntrospection(algorithm: .rsaOAEP256, encryption: .a256GCM, keyType: "RSA")
+                try await Integration.EncryptedAnswersAgainstGlewlwydTests.encryptedIntrospection(algorithm: .rsaOAEP256, encryption: .a256GCM, keyType: "RSA")
             }
         case .encryptedIDTokens:
             // A client with this run's encryption key needs the server's admin side: only
@@ -214,7 +214,7 @@ struct Journey {
                 return
             }
             let key = try JWEDecryptionKey.generate(.rsaOAEP256, keyID: "enc-compatibility")
-            let registered = EncryptedAnswersAgainstGlewlwydTests.RegisteredClient()
+            let registered = Integration.EncryptedAnswersAgainstGlewlwydTests.RegisteredClient()
             try await registered.register(key: key, algorithm: .rsaOAEP256, encryption: .a128CBCHS256)
             do {
                 var configuration = ClientConfiguration(
