@@ -147,12 +147,12 @@ import Testing
         try await SignInProvider.with(token: { _, _ in Self.pending }, device: { _ in Self.deviceAnswer(base.url!) }) { provider in
             base.url = provider.baseURL
             do {
-                // Polls without waiting (ImmediateClock), so the first poll does not race the
-                // 4 s timeout on a loaded machine. The timeout is the only way this ends with
-                // `.timeout`: the code expires in 15 minutes, with `expired_token`. No bound
-                // on the wall clock: a busy machine may take as long as it likes.
+                // Polls without waiting (ImmediateClock) for a minute of the clock's time, then
+                // its time stops: the code (15 minutes) never expires, however fast the machine,
+                // and the 4 s timeout on the wall clock is the only way this ends. No bound on
+                // the wall clock either: a busy machine may take as long as it likes.
                 _ = try await DeviceSignIn(output: CapturedOutput(), timeout: .seconds(4))
-                    .signIn(client: try provider.client(), clock: ImmediateClock())
+                    .signIn(client: try provider.client(), clock: ImmediateClock(horizon: .seconds(60)))
                 Issue.record("pending forever, yet tokens")
             } catch let error as OAuth2Error {
                 #expect(error.code == .timeout)
