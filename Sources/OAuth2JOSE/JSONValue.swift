@@ -7,9 +7,11 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     /// `true` or `false`
     case bool(Bool)
-    /// A number without a fraction or exponent that fits in 64 bits.
+    /// A whole number that fits in 64 bits. Decoding gives this for every number whose value,
+    /// as read, is whole — `3600`, `3600.0`, `1e3` — so what is decoded, encoded and decoded
+    /// again is the same value.
     case integer(Int64)
-    /// Any other number.
+    /// Any other number: one with a fraction, or one too large for 64 bits.
     case number(Double)
     /// A string.
     case string(String)
@@ -28,7 +30,9 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
+            // A fraction the double cannot hold (10000000215810202.2154926) leaves a whole
+            // number, which the encoder writes without one: read it as the integer it will be.
+            if let whole = Int64(exactly: value) { self = .integer(whole) } else { self = .number(value) }
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {

@@ -34,6 +34,21 @@ import Testing
         #expect(object["expires_in"]?.integerValue == 3600)
     }
 
+    /// Found by FuzzFormats: a fraction beyond a double's precision decoded as `.number`, was
+    /// written back without a fraction and read again as `.integer`.
+    @Test(arguments: ["10000000215810202.2154926", "1.0000000215810202e+16", "-2.5e1", "3600.0", "1.5", "1e300", "-9223372036854775808.0"])
+    func aNumberReadsTheSameOnceWrittenBack(_ number: String) throws {
+        let first = try #require(JSONValue.parseObject(Data(#"{"n":\#(number)}"#.utf8)))
+        let again = try #require(JSONValue.parseObject(try JSONEncoder().encode(first)))
+        #expect(again == first)
+    }
+
+    @Test func aWholeDoubleIsAnInteger() throws {
+        let object = try #require(JSONValue.parseObject(Data(#"{"a":10000000215810202.2154926,"b":1e300}"#.utf8)))
+        #expect(object["a"] == .integer(10_000_000_215_810_202))
+        #expect(object["b"] == .number(1e300))
+    }
+
     @Test(arguments: ["", "[1]", "\"x\"", "{", "<html>", "{\"a\":}"])
     func parseObjectRejectsNonObjects(_ text: String) {
         #expect(JSONValue.parseObject(Data(text.utf8)) == nil)
