@@ -23,15 +23,22 @@ public struct BackchannelSignIn: Sendable {
     /// The longest wait for the user, shorter than the request's own lifetime; `nil` waits
     /// until the request expires.
     public var timeout: Duration?
+    /// The wall clock that the minutes in the instructions and the countdown are read from:
+    /// the system's by default; tests pass the instant their client stamped its request with.
+    public var now: @Sendable () -> Date
 
     /// Creates a backchannel sign-in presenter.
     ///
     /// - Parameters:
     ///   - output: where to write (standard error).
     ///   - timeout: the longest wait (`nil`: the request's lifetime).
-    public init(output: any TerminalOutput = StandardErrorOutput(), timeout: Duration? = nil) {
+    ///   - now: the wall clock the instructions and the countdown read (the system's).
+    public init(
+        output: any TerminalOutput = StandardErrorOutput(), timeout: Duration? = nil, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.output = output
         self.timeout = timeout
+        self.now = now
     }
 
     /// A binding message for a request: six characters from an alphabet without look-alikes
@@ -74,7 +81,7 @@ public struct BackchannelSignIn: Sendable {
     public func complete<C: Clock>(_ authentication: BackchannelAuthentication, client: OAuth2Client, clock: C) async throws -> TokenSet
     where C.Duration == Duration {
         output.write(instructions(for: authentication))
-        return try await pollWithCountdown(output: output, expiresAt: authentication.expiresAt, timeout: timeout, what: "backchannel") { progress in
+        return try await pollWithCountdown(output: output, expiresAt: authentication.expiresAt, now: now, timeout: timeout, what: "backchannel") { progress in
             try await client.pollBackchannelToken(authentication, clock: clock, progress: progress)
         }
     }
@@ -88,7 +95,7 @@ public struct BackchannelSignIn: Sendable {
         } else {
             text += "Approve it there.\n"
         }
-        let minutes = max(1, Int((authentication.expiresAt.timeIntervalSinceNow / 60).rounded()))
+        let minutes = max(1, Int((authentication.expiresAt.timeIntervalSince(now()) / 60).rounded()))
         text += "The request expires in \(minutes) minute\(minutes == 1 ? "" : "s").\n"
         return text
     }

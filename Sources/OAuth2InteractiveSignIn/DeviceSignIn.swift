@@ -42,6 +42,9 @@ public struct DeviceSignIn: Sendable {
     /// The longest wait for the user, shorter than the device code's own lifetime; `nil`
     /// waits until the code expires.
     public var timeout: Duration?
+    /// The wall clock that the minutes in the instructions and the countdown are read from:
+    /// the system's by default; tests pass the instant their client stamped its request with.
+    public var now: @Sendable () -> Date
 
     /// Creates a device sign-in presenter.
     ///
@@ -52,13 +55,15 @@ public struct DeviceSignIn: Sendable {
     ///   - qrLibraries: where to look for libqrencode.
     ///   - browser: whether to open the verification URI too (``BrowserChoice/none``).
     ///   - timeout: the longest wait (`nil`: the device code's lifetime).
+    ///   - now: the wall clock the instructions and the countdown read (the system's).
     public init(
         output: any TerminalOutput = StandardErrorOutput(),
         qrCode: QRCodeDisplay = .automatic,
         qrStyle: TerminalQRCode.Style = .ansi,
         qrLibraries: [String] = TerminalQRCode.defaultLibraries,
         browser: BrowserChoice = .none,
-        timeout: Duration? = nil
+        timeout: Duration? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.output = output
         self.qrCode = qrCode
@@ -66,6 +71,7 @@ public struct DeviceSignIn: Sendable {
         self.qrLibraries = qrLibraries
         self.browser = browser
         self.timeout = timeout
+        self.now = now
     }
 
     /// Runs the whole device flow on the system's clock.
@@ -148,7 +154,7 @@ public struct DeviceSignIn: Sendable {
         } else if await !browser.open(authorization.preferredVerificationURI) {
             output.write("(No browser could be opened: open the address above yourself.)\n")
         }
-        return try await pollWithCountdown(output: output, expiresAt: authorization.expiresAt, timeout: timeout, what: "device") { progress in
+        return try await pollWithCountdown(output: output, expiresAt: authorization.expiresAt, now: now, timeout: timeout, what: "device") { progress in
             try await client.pollDeviceToken(authorization, clock: clock, progress: progress)
         }
     }
@@ -180,7 +186,7 @@ public struct DeviceSignIn: Sendable {
             text += qrCode.render(style: qrStyle)
             text += "\n"
         }
-        let minutes = max(1, Int((authorization.expiresAt.timeIntervalSinceNow / 60).rounded()))
+        let minutes = max(1, Int((authorization.expiresAt.timeIntervalSince(now()) / 60).rounded()))
         text += "The code expires in \(minutes) minute\(minutes == 1 ? "" : "s").\n"
         return text
     }

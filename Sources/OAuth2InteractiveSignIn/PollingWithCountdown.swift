@@ -10,18 +10,19 @@ import OAuth2Internals
 /// - Parameters:
 ///   - output: where the status line goes.
 ///   - expiresAt: when the request expires (the countdown's end).
+///   - now: the wall clock the countdown reads.
 ///   - timeout: the longest wait; `nil` waits as long as the poll does.
 ///   - what: the sign-in's name in the timeout's message ("device", "backchannel").
 ///   - poll: polls the token endpoint, reporting each event to the handler it is given.
 /// - Throws: what `poll` throws; `OAuth2Error.Code.timeout` when `timeout` passes first.
 func pollWithCountdown(
-    output: any TerminalOutput, expiresAt: Date, timeout: Duration?, what: String,
+    output: any TerminalOutput, expiresAt: Date, now: @escaping @Sendable () -> Date, timeout: Duration?, what: String,
     poll: @escaping @Sendable (_ progress: @escaping @Sendable (DevicePollEvent) async -> Void) async throws -> TokenSet
 ) async throws -> TokenSet {
     let status = StatusLine(output: output)
     let countdown: Task<Void, Never>? = output.isTerminal ? Task {
         while !Task.isCancelled {
-            status.update(DeviceSignIn.countdownLine(remaining: expiresAt.timeIntervalSinceNow))
+            status.update(DeviceSignIn.countdownLine(remaining: expiresAt.timeIntervalSince(now())))
             try? await Task.sleep(for: .seconds(1))
         }
     } : nil

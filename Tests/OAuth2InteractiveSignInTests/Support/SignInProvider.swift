@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import OAuth2
+@testable import OAuth2
 import OAuth2Internals
 import OAuth2JOSE
 import OAuth2TestSupport
@@ -40,16 +40,27 @@ extension RecordingProvider {
     /// The forms of the device authorization requests received, in order.
     var deviceRequests: [[String: String]] { forms(to: "/device") }
 
-    /// A client of this provider: public client `cli`, scope `read`.
-    func client(scopes: [String] = ["read"]) throws -> OAuth2Client {
-        try OAuth2Client(
+    /// A client of this provider: public client `cli`, scope `read`, stamping its requests with
+    /// `now` (the system's clock by default).
+    func client(scopes: [String] = ["read"], now: @escaping @Sendable () -> Date = { Date() }) throws -> OAuth2Client {
+        try OAuth2Client.stamped(
             metadata: ServerMetadata(
                 issuer: baseURL,
                 authorizationEndpoint: baseURL.appendingPathComponent("authorize"),
                 tokenEndpoint: baseURL.appendingPathComponent("token"),
                 deviceAuthorizationEndpoint: baseURL.appendingPathComponent("device"),
                 endSessionEndpoint: baseURL.appendingPathComponent("logout")),
-            configuration: ClientConfiguration(clientID: "cli", scopes: scopes))
+            configuration: ClientConfiguration(clientID: "cli", scopes: scopes), now: now)
+    }
+}
+
+extension OAuth2Client {
+    /// A client whose requests are stamped with `now`'s time, so the lifetimes of what it
+    /// receives (a device code, a CIBA request) count from an instant the test chose.
+    static func stamped(
+        metadata: ServerMetadata, configuration: ClientConfiguration, now: @escaping @Sendable () -> Date
+    ) throws -> OAuth2Client {
+        try OAuth2Client(metadata: metadata, configuration: configuration, pipeline: HTTPEnvironment().pipeline().configured(by: configuration), now: now)
     }
 }
 
