@@ -55,10 +55,13 @@ import Testing
         ) { provider in
             base.url = provider.baseURL
             let output = CapturedOutput(isTerminal: true)
-            // The real clock, a 1 s interval: the countdown ticks while polling waits.
-            _ = try await DeviceSignIn(output: output, qrStyle: .darkOnLight).signIn(client: try provider.client())
+            // Polling waits on the real clock (a 1 s interval), so the countdown ticks; the time
+            // it shows is read from the instant the request was stamped with.
+            let date = ManualDate(Self.instant)
+            _ = try await DeviceSignIn(output: output, qrStyle: .darkOnLight, now: date.function)
+                .signIn(client: try provider.client(now: date.function))
             let text = output.text
-            #expect(text.contains("\r\u{1B}[2KWaiting for approval… 14:"))
+            #expect(text.contains("\r\u{1B}[2KWaiting for approval… 15:00 left"))
             #expect(text.hasSuffix("\r\u{1B}[2K"), "the countdown line is cleared at the end")
             if TerminalQRCode.isAvailable() {
                 let qr = try #require(TerminalQRCode(encoding: provider.baseURL.appendingPathComponent("activate").absoluteString + "?user_code=WDJB-MJHT"))
